@@ -1,0 +1,40 @@
+"""Shared fixtures: one IPython shell with TileLab loaded, GPU detection, example kernels."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+@functools.cache
+def cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    if cuda_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (none here)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def ip():
+    """The IPython shell used by magic tests, with ``%load_ext tilelab`` done."""
+    from IPython.testing.globalipapp import get_ipython
+
+    shell = get_ipython()
+    shell.history_manager.enabled = False
+    shell.run_line_magic("load_ext", "tilelab")
+    return shell

@@ -1,0 +1,80 @@
+"""Line and word diffs between two texts, as data (views render them).
+
+This is the one place that counts changed lines.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+__all__ = ["DiffLine", "Hunk", "count_changes", "diff_lines", "word_diff"]
+
+_WORD = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    """One line of a unified diff: ``kind`` is ' ', '+' or '-'."""
+
+    kind: str
+    text: str
+    old_line: int | None  # 1-based line in the old text
+    new_line: int | None  # 1-based line in the new text
+
+
+@dataclass(frozen=True)
+class Hunk:
+    old_start: int
+    new_start: int
+    lines: tuple[DiffLine, ...]
+
+
+def _split(text: str) -> list[str]:
+    return text.splitlines()
+
+
+def count_changes(before: str, after: str) -> tuple[int, int]:
+    """(lines added, lines removed) going from ``before`` to ``after``."""
+    if before == after:
+        return 0, 0
+    added = removed = 0
+    matcher = difflib.SequenceMatcher(None, _split(before), _split(after), autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("replace", "delete"):
+            removed += i2 - i1
+        if tag in ("replace", "insert"):
+            added += j2 - j1
+    return added, removed
+
+
+def diff_lines(before: str, after: str, context: int = 3) -> list[Hunk]:
+    """Unified-diff hunks from ``before`` to ``after``."""
+    old, new = _split(before), _split(after)
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    hunks = []
+    for group in matcher.get_grouped_opcodes(context):
+        lines: list[DiffLine] = []
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                lines += [DiffLine(" ", old[i], i + 1, j1 + (i - i1) + 1) for i in range(i1, i2)]
+                continue
+            lines += [DiffLine("-", old[i], i + 1, None) for i in range(i1, i2)]
+            lines += [DiffLine("+", new[j], None, j + 1) for j in range(j1, j2)]
+        hunks.append(Hunk(group[0][1] + 1, group[0][3] + 1, tuple(lines)))
+    return hunks
+
+
+def word_diff(old_line: str, new_line: str) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
+    """Token runs of two lines, each flagged True where it differs from the other line."""
+    old, new = _WORD.findall(old_line), _WORD.findall(new_line)
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    old_runs: list[tuple[str, bool]] = []
+    new_runs: list[tuple[str, bool]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if i2 > i1:
+            old_runs.append(("".join(old[i1:i2]), tag != "equal"))
+        if j2 > j1:
+            new_runs.append(("".join(new[j1:j2]), tag != "equal"))
+    return old_runs, new_runs

@@ -1,0 +1,125 @@
+"""The session's kernel records and tuning runs, with change listeners.
+
+The registry owns the session's history (bounded); the bridge and views read
+it and subscribe to it. Listeners get ``(event, item)`` where ``event`` is
+``"record"`` (a new :class:`~tilelab.records.KernelRecord`) or ``"tuning"``
+(a tuning run was added or progressed; the item has ``id`` and ``summary()``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from tilelab.records import KernelRecord
+
+__all__ = ["Registry", "TuningRun", "default_registry"]
+
+_log = logging.getLogger(__name__)
+
+Listener = Callable[[str, Any], None]
+
+
+class TuningRun(Protocol):
+    """What the registry needs of a tuning run (``tilelab.tune.result.TuneResult``)."""
+
+    id: str
+
+    def summary(self) -> dict[str, Any]: ...
+
+
+class Registry:
+    """Kernel records and tuning runs of one session, newest last."""
+
+    def __init__(self, limit: int = 256) -> None:
+        self.limit = limit
+        self._records: OrderedDict[str, KernelRecord] = OrderedDict()
+        self._tuning: OrderedDict[str, TuningRun] = OrderedDict()
+        self._listeners: list[Listener] = []
+        self._lock = threading.RLock()
+
+    def add(self, record: KernelRecord) -> KernelRecord:
+        with self._lock:
+            self._records[record.id] = record
+            self._records.move_to_end(record.id)
+            while len(self._records) > self.limit:
+                self._records.popitem(last=False)
+        self._notify("record", record)
+        return record
+
+    def get(self, record_id: str) -> KernelRecord:
+        with self._lock:
+            if record_id in self._records:
+                return self._records[record_id]
+        raise KeyError(f"no kernel record with id {record_id!r}")
+
+    def records(self) -> list[KernelRecord]:
+        with self._lock:
+            return list(self._records.values())
+
+    def latest(self, name: str) -> KernelRecord | None:
+        """The newest record of the kernel called ``name``."""
+        with self._lock:
+            for record in reversed(self._records.values()):
+                if record.name == name:
+                    return record
+        return None
+
+    def track_tuning(self, run: TuningRun) -> None:
+        """Add a tuning run, or announce that it progressed."""
+        with self._lock:
+            self._tuning[run.id] = run
+            while len(self._tuning) > self.limit:
+                self._tuning.popitem(last=False)
+        self._notify("tuning", run)
+
+    def tuning_run(self, run_id: str) -> TuningRun:
+        with self._lock:
+            if run_id in self._tuning:
+                return self._tuning[run_id]
+        raise KeyError(f"no tuning run with id {run_id!r}")
+
+    def tuning_runs(self) -> list[TuningRun]:
+        with self._lock:
+            return list(self._tuning.values())
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(event, item)`` on every change; returns an unsubscribe function."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
+            self._tuning.clear()
+
+    def _notify(self, event: str, item: Any) -> None:
+        with self._lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            # A broken listener (a closed comm) must not break a compile.
+            try:
+                listener(event, item)
+            except Exception:
+                _log.warning("tilelab registry listener %r failed", listener, exc_info=True)
+
+
+_default: Registry | None = None
+
+
+def default_registry() -> Registry:
+    """The registry of this Python session."""
+    global _default
+    if _default is None:
+        _default = Registry()
+    return _default
