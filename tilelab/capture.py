@@ -1,0 +1,413 @@
+"""Compile one kernel with its passes recorded: the only module that talks to tilelang's compiler.
+
+A silent ``PassInstrumentationTool`` is registered through
+``tilelang.instrumentation`` for one compile and removed in ``finally``. After
+each top-level pass the IR is snapshot at pass time: a structural hash first,
+and the printed text only when the hash changed (printing every pass costs
+~1.5x a plain lowering; unchanged passes share the previous text).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import linecache
+import re
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from tilelab.diffs import count_changes
+from tilelab.errors import KernelCompileError, captured_compiler_output, error_record
+from tilelab.layouts import layouts_of_module
+from tilelab.records import (
+    FORMAT_VERSION,
+    CompileMode,
+    KernelRecord,
+    LaunchRecord,
+    LayoutRecord,
+    LineLink,
+    PassRecord,
+    SourceRecord,
+    Status,
+    TimingRecord,
+)
+from tilelab.targets import TargetChoice, resolve_target
+
+__all__ = ["CompiledKernel", "compile_kernel", "explore", "place"]
+
+_LAYOUT_PASS = "tl.LayoutInference"
+_LINE_DIRECTIVE = re.compile(r'^\s*#line\s+(\d+)\s+"([^"]*)"\s*$')
+
+
+def place(*shape: int, dtype: Any = None):
+    """A ``meta`` tensor of ``shape``: a placeholder for eager kernels, no memory allocated."""
+    import torch
+
+    return torch.empty(shape, dtype=dtype or torch.float16, device="meta")
+
+
+@dataclass
+class CompiledKernel:
+    """What :func:`compile_kernel` returns: the record and, when compiled, the runnable kernel."""
+
+    record: KernelRecord
+    kernel: Any = None  # tilelang JITKernel when record.mode is COMPILED
+
+
+def explore(kernel: Any, *args: Any, arch: str | None = None, target: Any = None, **kwargs: Any) -> KernelRecord:
+    """Compile ``kernel`` with every pass recorded; see :func:`tilelab.explore`."""
+    return compile_kernel(kernel, args, kwargs, resolve_target(arch, target)).record
+
+
+def compile_kernel(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice, name: str | None = None) -> CompiledKernel:
+    """Elaborate, lower (and compile when ``choice.runnable``) with passes recorded.
+
+    Raises :class:`~tilelab.errors.KernelCompileError` carrying a failed record.
+    """
+    name = name or _kernel_name(kernel)
+    recorder = _PassRecorder()
+    facts = _Facts(name=name, choice=choice, arguments=_describe_arguments(args, kwargs))
+    with captured_compiler_output() as output:
+        try:
+            started = time.perf_counter()
+            func, options = _elaborate(kernel, args, kwargs, choice)
+            facts.elaborate_s = time.perf_counter() - started
+            facts.cache_key = _cache_key(func, choice, options["pass_configs"])
+            with recorder.installed():
+                started = time.perf_counter()
+                compiled = _lower(func, options, choice)
+                facts.total_s = time.perf_counter() - started
+        except Exception as exc:
+            error = error_record(
+                exc,
+                output.text(),
+                stage=recorder.stage(facts),
+                kernel_file=_kernel_origin(kernel),
+                parameters=_bound_parameters(kernel, args, kwargs),
+            )
+            raise KernelCompileError(facts.failed(recorder, error)) from exc
+    return CompiledKernel(facts.finished(recorder, compiled), compiled.kernel)
+
+
+@dataclass
+class _Lowered:
+    device_mod: Any
+    device_source: str
+    host_source: str | None
+    kernel: Any = None
+
+
+@dataclass
+class _Facts:
+    """What a compile learns besides its passes, gathered as it goes."""
+
+    name: str
+    choice: TargetChoice
+    arguments: dict[str, str]
+    cache_key: str = ""
+    elaborate_s: float = 0.0
+    total_s: float = 0.0
+
+    def _base(self) -> dict[str, Any]:
+        import tilelang
+
+        return {
+            "name": self.name,
+            "target": self.choice.as_json(),
+            "arch": self.choice.arch,
+            "tilelang_version": tilelang.__version__,
+            "cache_key": self.cache_key,
+            "arguments": self.arguments,
+            "device_name": self.choice.device_name,
+        }
+
+    def failed(self, recorder: _PassRecorder, error) -> KernelRecord:
+        return KernelRecord(
+            status=Status.FAILED,
+            mode=CompileMode.COMPILED if self.choice.runnable else CompileMode.LOWERED,
+            passes=tuple(recorder.passes),
+            layouts=recorder.layouts,
+            timings=TimingRecord(self.elaborate_s, recorder.lower_s, 0.0),
+            error=error,
+            **self._base(),
+        )
+
+    def finished(self, recorder: _PassRecorder, lowered: _Lowered) -> KernelRecord:
+        lower_s = recorder.lower_s
+        return KernelRecord(
+            status=Status.OK,
+            mode=CompileMode.COMPILED if lowered.kernel is not None else CompileMode.LOWERED,
+            passes=tuple(recorder.passes),
+            source=_source_record(lowered, self.choice),
+            layouts=recorder.layouts,
+            launch=_launch_record(lowered.device_mod),
+            timings=TimingRecord(self.elaborate_s, lower_s, max(0.0, self.total_s - lower_s)),
+            warnings=tuple(recorder.warnings),
+            **self._base(),
+        )
+
+    def stage_after_elaborate(self) -> bool:
+        return bool(self.cache_key)
+
+
+class _PassRecorder:
+    """Observer of top-level passes: IR text at pass time, timings, layouts."""
+
+    def __init__(self) -> None:
+        self.passes: list[PassRecord] = []
+        self.layouts: dict[str, LayoutRecord] = {}
+        self.warnings: list[str] = []
+        self.lower_s = 0.0
+        self._last_hash: int | None = None
+        self._last_ir = ""
+        self._first_start: float | None = None
+        self._thread = threading.get_ident()
+
+    def stage(self, facts: _Facts) -> str:
+        if not facts.stage_after_elaborate():
+            return "elaborate"
+        return "lower" if not self.passes or self.passes[-1].name != "tl.LowerIntrin" else "compile"
+
+    # -- PassEventObserver --------------------------------------------------
+    def enter_pass_context(self) -> None: ...
+
+    def exit_pass_context(self) -> None: ...
+
+    def callback_mismatch(self, actual: str, expected: str | None) -> None: ...
+
+    def passes_incomplete(self, passes, error) -> None: ...
+
+    def pass_started(self, mod: Any, event: Any) -> float:
+        now = time.perf_counter()
+        if self._first_start is None:
+            self._first_start = now
+        return now
+
+    def pass_finished(self, mod: Any, event: Any, started: float) -> None:
+        import tvm
+
+        seconds = time.perf_counter() - started
+        digest = tvm.ir.structural_hash(mod)
+        ir = self._last_ir if digest == self._last_hash else mod.script()
+        added, removed = count_changes(self._last_ir, ir) if self.passes else (ir.count("\n") + 1, 0)
+        self.passes.append(
+            PassRecord(
+                index=len(self.passes),
+                name=event.name,
+                ir=ir,
+                changed=bool(added or removed),
+                added=added,
+                removed=removed,
+                seconds=seconds,
+                phase=event.phase,
+            )
+        )
+        self._last_hash, self._last_ir = digest, ir
+        self.lower_s = time.perf_counter() - (self._first_start or started)
+        if event.name == _LAYOUT_PASS:
+            self._snapshot_layouts(mod)
+
+    def _snapshot_layouts(self, mod: Any) -> None:
+        # A layout we cannot tabulate must not fail the compile it observes.
+        try:
+            self.layouts.update(layouts_of_module(mod))
+        except Exception as exc:
+            self.warnings.append(f"layouts not tabulated: {type(exc).__name__}: {exc}")
+
+    # -- registration ---------------------------------------------------------
+    def installed(self):
+        from contextlib import contextmanager
+
+        from tilelang.instrumentation import (
+            PassInstrumentationTool,
+            StackedPassInstrument,
+            register_pass_instrumentation_tool,
+            unregister_pass_instrumentation_tool,
+        )
+
+        recorder = self
+
+        class _RecorderTool(PassInstrumentationTool):
+            def create_pass_instrument(self):
+                return StackedPassInstrument(recorder, capture_nested=False)
+
+        def factory() -> PassInstrumentationTool:
+            # Compiles on other threads get a silent tool, not this recorder.
+            return _RecorderTool() if threading.get_ident() == recorder._thread else PassInstrumentationTool()
+
+        @contextmanager
+        def scope():
+            tool_name = f"tilelab-{uuid.uuid4().hex}"
+            register_pass_instrumentation_tool(tool_name, factory)
+            try:
+                yield
+            finally:
+                unregister_pass_instrumentation_tool(tool_name)
+
+        return scope()
+
+
+def _kernel_name(kernel: Any) -> str:
+    func = getattr(kernel, "func", None)
+    for candidate in (getattr(func, "__name__", None), getattr(kernel, "__name__", None)):
+        if candidate:
+            return str(candidate)
+    attrs = getattr(kernel, "attrs", None)
+    if attrs is not None and "global_symbol" in attrs:
+        return str(attrs["global_symbol"])
+    return "kernel"
+
+
+def _kernel_origin(kernel: Any) -> str | None:
+    """The file that defined the kernel's Python function (a cell's pseudo-file in notebooks)."""
+    func = getattr(getattr(kernel, "func", None), "orig_func", None) or getattr(kernel, "func", None)
+    code = getattr(func, "__code__", None)
+    return code.co_filename if code is not None else None
+
+
+def _bound_parameters(kernel: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """The kernel's Python parameters as called, defaults included."""
+    signature = getattr(kernel, "signature", None)
+    if signature is None:
+        return {}
+    try:
+        bound = signature.bind_partial(*args, **kwargs)
+    except TypeError:
+        return dict(kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def _describe_arguments(args: tuple, kwargs: dict) -> dict[str, str]:
+    described = {f"arg{i}": _short_repr(value) for i, value in enumerate(args)}
+    described.update({key: _short_repr(value) for key, value in kwargs.items()})
+    return described
+
+
+def _short_repr(value: Any) -> str:
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if shape is not None and dtype is not None:
+        return f"Tensor[{', '.join(str(int(s)) for s in shape)}; {dtype}]"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _elaborate(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice) -> tuple[Any, dict[str, Any]]:
+    import tilelang
+    from tilelang.jit import JITImpl
+    from tvm import tirx
+
+    if isinstance(kernel, tirx.PrimFunc):
+        if args or kwargs:
+            raise TypeError("a bare PrimFunc takes no arguments; pass the @tilelang.jit function instead")
+        return kernel, {"out_idx": None, "pass_configs": {}, "execution_backend": None}
+    if not isinstance(kernel, JITImpl):
+        raise TypeError(f"explore() needs a @tilelang.jit function or a PrimFunc, got {type(kernel).__name__}")
+    with choice.tvm_target():
+        func = kernel.get_tir(*args, **kwargs)
+    configs = dict(kernel.pass_configs or {})
+    if func.attrs and "tilelang_pass_configs" in func.attrs:
+        configs = {**dict(func.attrs["tilelang_pass_configs"]), **configs}
+    configs[tilelang.PassConfigKey.TL_EMIT_LINE_DIRECTIVES] = True
+    out_idx = None if (func.attrs and "tilelang_out_idx" in func.attrs) else kernel.out_idx
+    return func, {"out_idx": out_idx, "pass_configs": configs, "execution_backend": kernel.execution_backend}
+
+
+def _cache_key(func: Any, choice: TargetChoice, pass_configs: dict) -> str:
+    import tilelang
+
+    digest = hashlib.sha256()
+    for part in (func.script(), choice.as_json(), json.dumps({str(k): str(v) for k, v in pass_configs.items()}, sort_keys=True)):
+        digest.update(part.encode())
+    digest.update(f"{tilelang.__version__}/{FORMAT_VERSION}".encode())
+    return digest.hexdigest()
+
+
+def _lower(func: Any, options: dict[str, Any], choice: TargetChoice) -> _Lowered:
+    import tilelang
+
+    target = choice.tvm_target()
+    if choice.runnable:
+        from tilelang.jit.kernel import JITKernel
+
+        # JITKernel, not tilelang.compile: a kernel-cache hit would run no passes.
+        backend = options["execution_backend"] or ("tvm_ffi" if choice.is_cuda else "cython")
+        jit_kernel = JITKernel(
+            func,
+            out_idx=options["out_idx"],
+            target=target,
+            pass_configs=options["pass_configs"],
+            execution_backend=backend,
+        )
+        artifact = jit_kernel.artifact
+        return _Lowered(artifact.device_mod, jit_kernel.get_kernel_source(), _host_source(jit_kernel), jit_kernel)
+    with tilelang.transform.PassContext(opt_level=3, config=options["pass_configs"]), target:
+        artifact = tilelang.lower(func, target=target, enable_device_compile=False, enable_host_codegen=True)
+    host = artifact.host_mod.inspect_source() if artifact.host_mod is not None else None
+    return _Lowered(artifact.device_mod, str(artifact.kernel_source), host)
+
+
+def _host_source(jit_kernel: Any) -> str | None:
+    # Some execution backends have no host source to show; that is not an error.
+    try:
+        return jit_kernel.get_host_source()
+    except Exception:
+        return None
+
+
+def _source_record(lowered: _Lowered, choice: TargetChoice) -> SourceRecord:
+    device, links = _strip_line_directives(lowered.device_source)
+    kernel_file = _kernel_file(links)
+    return SourceRecord(
+        device=device,
+        host=lowered.host_source,
+        language="cuda" if choice.is_cuda else "c",
+        line_links=links,
+        kernel_file=kernel_file,
+        kernel_source="".join(linecache.getlines(kernel_file)) if kernel_file else "",
+    )
+
+
+def _strip_line_directives(source: str) -> tuple[str, tuple[LineLink, ...]]:
+    """Remove ``#line N "file"`` directives; link each remaining line to its origin."""
+    kept: list[str] = []
+    links: list[LineLink] = []
+    origin: tuple[str, int] | None = None
+    for line in source.splitlines():
+        match = _LINE_DIRECTIVE.match(line)
+        if match:
+            origin = (match.group(2), int(match.group(1)))
+            continue
+        kept.append(line)
+        if origin is not None and line.strip():
+            links.append(LineLink(len(kept), origin[0], origin[1]))
+    return "\n".join(kept) + "\n", tuple(links)
+
+
+def _kernel_file(links: tuple[LineLink, ...]) -> str:
+    """The user's file among the linked ones: the most linked file outside tilelang."""
+    import tilelang
+
+    package_dir = tilelang.__file__.rsplit("/", 1)[0]
+    counts: dict[str, int] = {}
+    for link in links:
+        if not link.file.startswith(package_dir):
+            counts[link.file] = counts.get(link.file, 0) + 1
+    return max(counts, key=lambda f: counts[f]) if counts else ""
+
+
+def _launch_record(device_mod: Any) -> LaunchRecord | None:
+    for _, func in device_mod.functions.items():
+        attrs = func.attrs
+        if attrs is None or "thread_extent" not in attrs:
+            continue
+        extent = {str(k): int(v) for k, v in attrs["thread_extent"].items()}
+        grid = tuple(extent.get(f"blockIdx.{axis}", 1) for axis in "xyz")
+        block = tuple(extent.get(f"threadIdx.{axis}", 1) for axis in "xyz")
+        shared = int(attrs["dyn_shared_memory_buf"]) if "dyn_shared_memory_buf" in attrs else 0
+        return LaunchRecord(grid, block, shared)  # type: ignore[arg-type]
+    return None
+
