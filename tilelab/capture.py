@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tilelab.diffs import count_changes
-from tilelab.errors import KernelCompileError, captured_compiler_output, error_record
+from tilelab.errors import KernelCompileError, captured_compiler_output, error_record, source_file
 from tilelab.layouts import layouts_of_module
 from tilelab.records import (
     FORMAT_VERSION,
@@ -67,6 +67,7 @@ def compile_kernel(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice,
 
     Raises :class:`~tilelab.errors.KernelCompileError` carrying a failed record.
     """
+    _check_kernel(kernel)
     name = name or _kernel_name(kernel)
     recorder = _PassRecorder()
     facts = _Facts(name=name, choice=choice, arguments=_describe_arguments(args, kwargs))
@@ -191,7 +192,7 @@ class _PassRecorder:
 
         seconds = time.perf_counter() - started
         digest = tvm.ir.structural_hash(mod)
-        ir = self._last_ir if digest == self._last_hash else mod.script()
+        ir = self._last_ir if digest == self._last_hash else str(mod.script())
         added, removed = count_changes(self._last_ir, ir) if self.passes else (ir.count("\n") + 1, 0)
         self.passes.append(
             PassRecord(
@@ -213,7 +214,7 @@ class _PassRecorder:
     def _snapshot_layouts(self, mod: Any) -> None:
         # A layout we cannot tabulate must not fail the compile it observes.
         try:
-            self.layouts.update(layouts_of_module(mod))
+            self.layouts.update(layouts_of_module(mod, self.warnings))
         except Exception as exc:
             self.warnings.append(f"layouts not tabulated: {type(exc).__name__}: {exc}")
 
@@ -295,17 +296,22 @@ def _short_repr(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _check_kernel(kernel: Any) -> None:
+    from tilelang.jit import JITImpl
+    from tvm import tirx
+
+    if not isinstance(kernel, (JITImpl, tirx.PrimFunc)):
+        raise TypeError(f"explore() needs a @tilelang.jit function or a PrimFunc, got {type(kernel).__name__}")
+
+
 def _elaborate(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice) -> tuple[Any, dict[str, Any]]:
     import tilelang
-    from tilelang.jit import JITImpl
     from tvm import tirx
 
     if isinstance(kernel, tirx.PrimFunc):
         if args or kwargs:
             raise TypeError("a bare PrimFunc takes no arguments; pass the @tilelang.jit function instead")
         return kernel, {"out_idx": None, "pass_configs": {}, "execution_backend": None}
-    if not isinstance(kernel, JITImpl):
-        raise TypeError(f"explore() needs a @tilelang.jit function or a PrimFunc, got {type(kernel).__name__}")
     with choice.tvm_target():
         func = kernel.get_tir(*args, **kwargs)
     configs = dict(kernel.pass_configs or {})
@@ -318,9 +324,12 @@ def _elaborate(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice) -> 
 
 def _cache_key(func: Any, choice: TargetChoice, pass_configs: dict) -> str:
     import tilelang
+    import tvm
 
+    # The printed TIR is not stable across elaborations (fresh variable names); the structural hash is.
+    structure = str(tvm.ir.structural_hash(func, map_free_vars=True))
     digest = hashlib.sha256()
-    for part in (func.script(), choice.as_json(), json.dumps({str(k): str(v) for k, v in pass_configs.items()}, sort_keys=True)):
+    for part in (structure, choice.as_json(), json.dumps({str(k): str(v) for k, v in pass_configs.items()}, sort_keys=True)):
         digest.update(part.encode())
     digest.update(f"{tilelang.__version__}/{FORMAT_VERSION}".encode())
     return digest.hexdigest()
@@ -379,7 +388,7 @@ def _strip_line_directives(source: str) -> tuple[str, tuple[LineLink, ...]]:
     for line in source.splitlines():
         match = _LINE_DIRECTIVE.match(line)
         if match:
-            origin = (match.group(2), int(match.group(1)))
+            origin = (source_file(match.group(2)), int(match.group(1)))
             continue
         kept.append(line)
         if origin is not None and line.strip():

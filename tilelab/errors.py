@@ -32,6 +32,7 @@ __all__ = [
     "TileLabError",
     "captured_compiler_output",
     "error_record",
+    "source_file",
 ]
 
 _LOCATION = re.compile(r"-->\s+(?P<file>.+?):(?P<line>\d+)(?::\d+)?\s*$", re.MULTILINE)
@@ -166,7 +167,7 @@ def _is_library_file(filename: str) -> bool:
 def _location(text: str, exc: BaseException, kernel_file: str | None) -> tuple[str, int] | None:
     """Where the error points: a ``-->`` snippet, else the deepest user frame."""
     for match in _LOCATION.finditer(text):
-        return match.group("file").strip(), int(match.group("line"))
+        return source_file(match.group("file").strip()), int(match.group("line"))
     frames = traceback.extract_tb(exc.__traceback__)
     user = [f for f in frames if not _is_library_file(f.filename)]
     preferred = [f for f in user if kernel_file and f.filename == kernel_file]
@@ -222,5 +223,7 @@ def _def_line(file: str | None, parameter: str) -> int:
     return (line or 0) + 1
 
 
-def short_path(file: str | None) -> str:
-    return Path(file).name if file else "<unknown>"
+def source_file(path: str) -> str:
+    """A file name as linecache knows it: tilelang makes pseudo-files like ``<cell>`` absolute."""
+    name = Path(path).name
+    return name if name.startswith("<") and name.endswith(">") else path

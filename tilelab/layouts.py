@@ -101,9 +101,12 @@ def _fragment_tables(fragment: Any, shape: tuple[int, ...]) -> tuple[np.ndarray,
     variables = [getattr(v, "var", v) for v in fragment.get_forward_vars()]
     replicas = int(fragment.replicate_size)
     grids = _grids(shape, replicas)
-    env = dict(zip(variables, grids[1:], strict=True))
+    if len(variables) == len(shape) + 1:  # a replicated fragment's first variable is the replica
+        env = dict(zip(variables, grids, strict=True))
+    else:
+        env = dict(zip(variables, grids[1:], strict=True))
     thread_expr = fragment.thread
-    extra = [v for v in _free_vars(thread_expr) if not any(v.same_as(u) for u in variables)]
+    extra = [v for v in _free_vars(thread_expr) if not any(v.same_as(u) for u in env)]
     if len(extra) > 1:
         raise NotImplementedError(f"fragment thread expression has several free variables: {extra}")
     if extra:
@@ -141,8 +144,11 @@ def layout_record(buffer: Any, layout: Any) -> LayoutRecord:
     return LayoutRecord(kind=kind, offset=offset.astype(np.int64), **common)
 
 
-def layouts_of_module(mod: Any) -> dict[str, LayoutRecord]:
-    """Every buffer layout annotated by ``tl.LayoutInference`` in ``mod``."""
+def layouts_of_module(mod: Any, warnings: list[str] | None = None) -> dict[str, LayoutRecord]:
+    """Every buffer layout annotated by ``tl.LayoutInference`` in ``mod``.
+
+    A layout that cannot be tabulated is skipped with a line in ``warnings``.
+    """
     from tvm import tirx
 
     found: dict[str, LayoutRecord] = {}
@@ -152,8 +158,13 @@ def layouts_of_module(mod: Any) -> dict[str, LayoutRecord]:
         if annotations is None or not hasattr(node, "alloc_buffers") or "layout_map" not in annotations:
             return
         for buffer, layout in annotations["layout_map"].items():
-            if str(buffer.name) not in found:
+            if str(buffer.name) in found:
+                continue
+            try:
                 found[str(buffer.name)] = layout_record(buffer, layout)
+            except (NotImplementedError, KeyError, ValueError) as exc:
+                if warnings is not None:
+                    warnings.append(f"layout of {buffer.name} not tabulated: {exc}")
 
     for _, func in mod.functions.items():
         if isinstance(func, tirx.PrimFunc):

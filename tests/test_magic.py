@@ -1,0 +1,141 @@
+"""%%tilelang end to end in a real IPython shell: compile, bind, cache, list/show."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from IPython.core.error import UsageError
+
+from tilelab.records import KernelRecord
+from tilelab.registry import default_registry
+
+GEMM_CELL = '''
+import tilelang
+import tilelang.language as T
+
+@tilelang.jit(out_idx=[-1])
+def matmul(M=1024, N=1024, K=1024, block_M=128, block_N=128, block_K=32):
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), T.float16), B: T.Tensor((K, N), T.float16), C: T.Tensor((M, N), T.float16)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), T.float16)
+            B_shared = T.alloc_shared((block_K, block_N), T.float16)
+            C_local = T.alloc_fragment((block_M, block_N), T.float32)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+    return gemm
+'''
+
+EAGER_CELL = '''
+@tilelang.jit
+def eager_add(A, B, block: int = 256):
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B: T.Tensor[[N], T.float32]
+    C = T.empty((N,), T.float32)
+    with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+        for i in T.Parallel(block):
+            C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+    return C
+'''
+
+
+@pytest.fixture(scope="module")
+def gemm_view(ip):
+    return ip.run_cell_magic("tilelang", "--arch sm_90 --force", GEMM_CELL)
+
+
+def test_cell_compiles_its_kernel_and_binds_kernel_and_record(ip, gemm_view):
+    from tilelang.jit import JITImpl
+
+    assert isinstance(ip.user_ns["matmul"], JITImpl)
+    record = ip.user_ns["matmul_record"]
+    assert isinstance(record, KernelRecord)
+    assert ip.user_ns["_tl"] is record
+    assert record.ok and record.arch == "sm_90" and len(record.passes) >= 70
+    assert default_registry().latest("matmul") == record
+
+
+def test_cell_line_links_point_at_the_cells_own_lines(ip, gemm_view):
+    source = ip.user_ns["matmul_record"].source
+    assert source.kernel_file.startswith("<tilelang-cell-")
+    assert source.kernel_source == GEMM_CELL
+    clear_line = GEMM_CELL.splitlines().index("            T.clear(C_local)") + 1
+    assert source.cuda_lines_for(clear_line)
+
+
+def test_the_shown_view_has_html_and_text(gemm_view):
+    bundle = gemm_view._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    assert "text/html" in data and "matmul" in data["text/plain"]
+
+
+def test_rerunning_an_unchanged_cell_is_a_cache_hit_under_50ms(ip, gemm_view):
+    first = ip.user_ns["matmul_record"]
+    started = time.perf_counter()
+    ip.run_cell_magic("tilelang", "--arch sm_90 --no-show", GEMM_CELL)
+    elapsed = time.perf_counter() - started
+    again = ip.user_ns["matmul_record"]
+    assert again.from_cache and not first.from_cache
+    assert again.cache_key == first.cache_key and again.passes == first.passes
+    assert elapsed <= 0.05, f"cache hit took {elapsed * 1000:.1f} ms"
+
+
+def test_force_recompiles_an_unchanged_cell(ip, gemm_view):
+    ip.run_cell_magic("tilelang", "--arch sm_90 --no-show --force", GEMM_CELL)
+    assert not ip.user_ns["matmul_record"].from_cache
+
+
+def test_other_arch_is_a_different_compile(ip, gemm_view):
+    ip.run_cell_magic("tilelang", "--arch sm_80 --no-show", GEMM_CELL)
+    record = ip.user_ns["matmul_record"]
+    assert record.arch == "sm_80" and not record.from_cache
+    assert "cp_async" in record.source.device
+
+
+def test_classic_kernel_takes_args_from_the_line(ip, gemm_view):
+    ip.run_cell_magic("tilelang", "--arch sm_90 --no-show --args 'dict(M=256, N=256, K=256, block_M=64)'", GEMM_CELL)
+    record = ip.user_ns["matmul_record"]
+    assert record.launch.grid == (2, 4, 1)
+    assert record.arguments["block_M"] == "64"
+
+
+def test_eager_kernel_is_explored_with_placeholders_from_args(ip, gemm_view):
+    ip.run_cell("import tilelab")
+    ip.run_cell_magic("tilelang", "--no-show --args '(tilelab.place(4096, dtype=torch.float32), tilelab.place(4096, dtype=torch.float32))'", "import torch\n" + EAGER_CELL)
+    record = ip.user_ns["eager_add_record"]
+    assert record.ok and record.launch.grid == (16, 1, 1)
+
+
+def test_eager_kernel_without_args_says_how_to_give_them(ip, gemm_view):
+    with pytest.raises(UsageError, match="eager kernel: give its tensors with --args"):
+        ip.run_cell_magic("tilelang", "--no-show", EAGER_CELL)
+
+
+def test_list_and_show_find_the_sessions_kernels(ip, gemm_view):
+    table = ip.run_line_magic("tilelang", "list")
+    assert "matmul" in set(table["name"])
+    assert {"status", "arch", "passes", "compile_s"} <= set(table.columns)
+    view = ip.run_line_magic("tilelang", "show matmul")
+    assert view is not None
+    with pytest.raises(UsageError, match="no kernel called 'nope'"):
+        ip.run_line_magic("tilelang", "show nope")
+
+
+def test_name_selects_one_kernel_of_the_cell(ip, gemm_view):
+    with pytest.raises(UsageError, match="no kernel called 'other'"):
+        ip.run_cell_magic("tilelang", "--name other", GEMM_CELL)
+
+
+def test_importing_tilelab_stays_cheap():
+    import subprocess
+    import sys
+
+    code = "import sys, tilelab; heavy = [m for m in ('tilelang', 'torch', 'IPython', 'ipywidgets', 'tvm') if m in sys.modules]; print(heavy)"
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert output.strip() == "[]"
