@@ -1,0 +1,30 @@
+"""On a GPU: the magic really compiles the kernel, and it computes what torch does."""
+
+from __future__ import annotations
+
+import pytest
+from test_magic import GEMM_CELL
+
+from tilelab.records import CompileMode
+
+pytestmark = pytest.mark.gpu
+
+
+def test_magic_compiles_and_runs_the_gemm_like_torch_matmul(ip):
+    import torch
+
+    ip.run_cell_magic("tilelang", "--no-show --force", GEMM_CELL)
+    record = ip.user_ns["matmul_record"]
+    assert record.ok and record.mode is CompileMode.COMPILED
+    assert record.device_name == torch.cuda.get_device_name()
+    assert len(record.passes) >= 70 and record.layouts["C_local"].thread is not None
+    kernel = ip.user_ns["matmul_kernel"]
+    a = torch.randn(1024, 1024, dtype=torch.float16, device="cuda")
+    b = torch.randn(1024, 1024, dtype=torch.float16, device="cuda")
+    c = kernel(a, b)
+    torch.testing.assert_close(c, a @ b, atol=1e-2, rtol=1e-2)
+
+
+def test_bench_flag_times_the_compiled_kernel(ip, capsys):
+    ip.run_cell_magic("tilelang", "--no-show --bench", GEMM_CELL)
+    assert "ms per call" in capsys.readouterr().out
