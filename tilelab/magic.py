@@ -37,7 +37,7 @@ class TileLangMagics(Magics):
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)
         self.registry = default_registry()
-        self._cache: dict[str, list[KernelRecord]] = {}
+        self._cache: dict[str, tuple[list[KernelRecord], dict[str, Any]]] = {}
         self._last_log: str | None = None
 
     @magic_arguments()
@@ -69,12 +69,16 @@ class TileLangMagics(Magics):
         kernels = self._run_cell(cell, filename, options.name)
         cached = None if options.force else self._cache.get(key)
         if cached is not None:
-            records = [self.registry.add(record.with_cache_hit()) for record in cached]
+            records = [self.registry.add(record.with_cache_hit()) for record in cached[0]]
+            compiled = cached[1]
         else:
-            records = self._explore_all(kernels, options, choice, filename)
+            records, compiled = self._explore_all(kernels, options, choice)
             if all(record.ok for record in records):
-                self._cache[key] = records
-        self._bind(records)
+                self._cache[key] = (records, compiled)
+        self._bind(records, compiled)
+        if options.bench:
+            for name, jit_kernel in compiled.items():
+                _bench(name, jit_kernel)
         if options.no_show:
             return None
         return self._show(records)
@@ -129,10 +133,11 @@ class TileLangMagics(Magics):
             return (), value
         return (value if isinstance(value, tuple) else (value,)), {}
 
-    def _explore_all(self, kernels: dict[str, Any], options: Any, choice: Any, filename: str) -> list[KernelRecord]:
+    def _explore_all(self, kernels: dict[str, Any], options: Any, choice: Any) -> tuple[list[KernelRecord], dict[str, Any]]:
+        """Records of every kernel (failed ones too) and the compiled kernels by name."""
         from tilelab.capture import compile_kernel
 
-        records = []
+        records, compiled_kernels = [], {}
         for name, kernel in kernels.items():
             args, kwargs = self._arguments(options.args, name, kernel)
             try:
@@ -143,13 +148,12 @@ class TileLangMagics(Magics):
                 continue
             records.append(self.registry.add(compiled.record))
             if compiled.kernel is not None:
-                self.shell.push({f"{name}_kernel": compiled.kernel})
-                if options.bench:
-                    _bench(name, compiled.kernel)
-        return records
+                compiled_kernels[name] = compiled.kernel
+        return records, compiled_kernels
 
-    def _bind(self, records: list[KernelRecord]) -> None:
+    def _bind(self, records: list[KernelRecord], compiled: dict[str, Any]) -> None:
         names = {f"{record.name}_record": record for record in records}
+        names.update({f"{name}_kernel": jit_kernel for name, jit_kernel in compiled.items()})
         names["_tl"] = records[0] if len(records) == 1 else records
         self.shell.push(names)
         for record in records:
