@@ -106,10 +106,22 @@ def test_classic_kernel_takes_args_from_the_line(ip, gemm_view):
 
 
 def test_eager_kernel_is_explored_with_placeholders_from_args(ip, gemm_view):
-    ip.run_cell("import tilelab")
-    ip.run_cell_magic("tilelang", "--no-show --args '(tilelab.place(4096, dtype=torch.float32), tilelab.place(4096, dtype=torch.float32))'", "import torch\n" + EAGER_CELL)
+    ip.run_cell("import tilelab, torch")
+    args = "(tilelab.place(4096, dtype=torch.float32), tilelab.place(4096, dtype=torch.float32))"
+    ip.run_cell_magic("tilelang", f"--no-show --args '{args}'", EAGER_CELL)
     record = ip.user_ns["eager_add_record"]
     assert record.ok and record.launch.grid == (16, 1, 1)
+
+
+def test_changing_a_constant_the_cell_reads_is_not_a_stale_cache_hit(ip, gemm_view):
+    cell = "@tilelang.jit\ndef scaled(M=SIZE):\n    @T.prim_func\n    def main(A: T.Tensor((M,), T.float32)):\n        with T.Kernel(1, threads=128) as bx:\n            for i in T.Parallel(M):\n                A[i] = 2.0\n    return main\n"
+    ip.run_cell("SIZE = 128")
+    ip.run_cell_magic("tilelang", "--no-show", cell)
+    ip.run_cell("SIZE = 256")
+    ip.run_cell_magic("tilelang", "--no-show", cell)
+    assert not ip.user_ns["scaled_record"].from_cache
+    assert ip.user_ns["scaled_record"].arguments == {}
+    assert "256" in ip.user_ns["scaled_record"].passes[0].ir
 
 
 def test_eager_kernel_without_args_says_how_to_give_them(ip, gemm_view):

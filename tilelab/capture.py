@@ -36,7 +36,7 @@ from tilelab.records import (
 )
 from tilelab.targets import TargetChoice, resolve_target
 
-__all__ = ["CompiledKernel", "compile_kernel", "explore", "place"]
+__all__ = ["CompiledKernel", "compile_kernel", "describe_arguments", "explore", "place"]
 
 _LAYOUT_PASS = "tl.LayoutInference"
 _LINE_DIRECTIVE = re.compile(r'^\s*#line\s+(\d+)\s+"([^"]*)"\s*$')
@@ -70,7 +70,7 @@ def compile_kernel(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice,
     _check_kernel(kernel)
     name = name or _kernel_name(kernel)
     recorder = _PassRecorder()
-    facts = _Facts(name=name, choice=choice, arguments=_describe_arguments(args, kwargs))
+    facts = _Facts(name=name, choice=choice, arguments=describe_arguments(args, kwargs))
     with captured_compiler_output() as output:
         try:
             started = time.perf_counter()
@@ -282,7 +282,8 @@ def _bound_parameters(kernel: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
     return dict(bound.arguments)
 
 
-def _describe_arguments(args: tuple, kwargs: dict) -> dict[str, str]:
+def describe_arguments(args: tuple, kwargs: dict) -> dict[str, str]:
+    """Short reprs of a kernel's arguments (tensors by shape and dtype)."""
     described = {f"arg{i}": _short_repr(value) for i, value in enumerate(args)}
     described.update({key: _short_repr(value) for key, value in kwargs.items()})
     return described
