@@ -9,7 +9,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-__all__ = ["DiffLine", "Hunk", "count_changes", "diff_lines", "word_diff"]
+__all__ = ["DiffLine", "Hunk", "count_changes", "diff_lines", "line_runs", "side_by_side", "word_diff"]
 
 _WORD = re.compile(r"\w+|\s+|[^\w\s]")
 
@@ -78,3 +78,44 @@ def word_diff(old_line: str, new_line: str) -> tuple[list[tuple[str, bool]], lis
         if j2 > j1:
             new_runs.append(("".join(new[j1:j2]), tag != "equal"))
     return old_runs, new_runs
+
+
+def line_runs(lines: tuple[DiffLine, ...] | list[DiffLine]) -> list[list[tuple[str, bool]]]:
+    """Word runs for each line of a hunk: a removed block is paired line by line with the added block after it."""
+    runs: list[list[tuple[str, bool]]] = [[(line.text, line.kind != " ")] for line in lines]
+    i = 0
+    while i < len(lines):
+        if lines[i].kind != "-":
+            i += 1
+            continue
+        start = i
+        while i < len(lines) and lines[i].kind == "-":
+            i += 1
+        added = i
+        while i < len(lines) and lines[i].kind == "+":
+            i += 1
+        for old, new in zip(range(start, added), range(added, i), strict=False):
+            runs[old], runs[new] = word_diff(lines[old].text, lines[new].text)
+    return runs
+
+
+def side_by_side(lines: tuple[DiffLine, ...] | list[DiffLine]) -> list[tuple[int | None, int | None]]:
+    """Rows of a two-column diff as (index into ``lines`` or None, same) for the old and new side."""
+    rows: list[tuple[int | None, int | None]] = []
+    i = 0
+    while i < len(lines):
+        if lines[i].kind == " ":
+            rows.append((i, i))
+            i += 1
+            continue
+        removed = []
+        while i < len(lines) and lines[i].kind == "-":
+            removed.append(i)
+            i += 1
+        added = []
+        while i < len(lines) and lines[i].kind == "+":
+            added.append(i)
+            i += 1
+        for k in range(max(len(removed), len(added))):
+            rows.append((removed[k] if k < len(removed) else None, added[k] if k < len(added) else None))
+    return rows

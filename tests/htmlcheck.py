@@ -1,0 +1,88 @@
+"""A strict little HTML tree for tests: every non-void tag must close, in order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+@dataclass
+class Node:
+    tag: str
+    attrs: dict[str, str | None] = field(default_factory=dict)
+    children: list[Node] = field(default_factory=list)
+    text: str = ""
+
+    def iter(self):
+        yield self
+        for child in self.children:
+            yield from child.iter()
+
+    def find_all(self, tag: str | None = None, **attrs: str) -> list[Node]:
+        return [
+            n
+            for n in self.iter()
+            if (tag is None or n.tag == tag) and all(n.attrs.get(k.replace("_", "-")) == v for k, v in attrs.items())
+        ]
+
+    def all_text(self) -> str:
+        return self.text + "".join(child.all_text() for child in self.children)
+
+
+class _Builder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#root")
+        self.stack = [self.root]
+        self.first_only = False
+        self.done = False
+
+    def handle_starttag(self, tag, attrs):
+        if self.done:
+            return
+        node = Node(tag, dict(attrs))
+        self.stack[-1].children.append(node)
+        if tag not in VOID:
+            self.stack.append(node)
+
+    def handle_startendtag(self, tag, attrs):
+        if not self.done:
+            self.stack[-1].children.append(Node(tag, dict(attrs)))
+
+    def handle_endtag(self, tag):
+        if tag in VOID or self.done:
+            return
+        open_tag = self.stack[-1].tag
+        if open_tag != tag:
+            raise AssertionError(f"</{tag}> closes <{open_tag}> at {self.getpos()}")
+        self.stack.pop()
+        self.done = self.first_only and len(self.stack) == 1
+
+    def handle_data(self, data):
+        if self.done:
+            return
+        text = Node("#text", text=data)
+        self.stack[-1].children.append(text)
+
+
+def parse(markup: str) -> Node:
+    """The tree of ``markup``; raises AssertionError when a tag is left open or closed out of order."""
+    builder = _Builder()
+    builder.feed(markup)
+    builder.close()
+    if len(builder.stack) != 1:
+        raise AssertionError(f"unclosed tags: {[n.tag for n in builder.stack[1:]]}")
+    return builder.root
+
+
+def parse_element(markup: str) -> Node:
+    """The tree of the first element of ``markup`` (what follows it is ignored); strict like :func:`parse`."""
+    builder = _Builder()
+    builder.first_only = True
+    builder.feed(markup)
+    builder.close()
+    if not builder.done:
+        raise AssertionError(f"unclosed tags: {[n.tag for n in builder.stack[1:]]}")
+    return builder.root.children[0]

@@ -1,0 +1,76 @@
+"""tilelab.compare: the same pass of two records side by side, and passes only one ran."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from htmlcheck import parse
+from sample_records import gemm_record, sample_record
+
+import tilelab
+from tilelab.records import PassRecord
+from tilelab.views._bundle import WIDGET_MIME
+from tilelab.views.compare import CompareView, align_passes, only_in
+
+
+def _pair():
+    a = sample_record(arch="sm_80")
+    extra = PassRecord(5, "tl.WarpSpecialized", a.passes[-1].ir + "    # producer\n", True, 1, 0, 0.001)
+    b = replace(sample_record(arch="sm_90"), passes=(*a.passes[:3], extra, *a.passes[3:]))
+    return a, b
+
+
+def test_passes_are_aligned_by_name_and_the_extra_one_is_listed():
+    a, b = _pair()
+
+    pairs = align_passes(a, b)
+
+    assert (None, 3) in pairs and len(pairs) == 6
+    assert only_in(a, b) == ([], ["tl.WarpSpecialized"])
+
+
+def test_selecting_a_pass_shows_both_irs_diffed_side_by_side():
+    a, b = _pair()
+    view = CompareView(a, b, pass_name="tl.LowerTileOp")
+
+    payload = view.payload(view.selected)
+
+    assert payload["a"]["name"] == payload["b"]["name"] == "tl.LowerTileOp"
+    assert payload["same"]
+    extra = view.payload(view._row_of("tl.WarpSpecialized"))
+    assert extra["a"] is None and not extra["same"]
+    assert all("rows" in hunk for hunk in extra["hunks"])
+
+
+def test_the_compare_widget_sends_the_selected_row_on_request():
+    view = CompareView(*_pair())
+    widget = view.widget
+    sent = []
+    widget.send = sent.append
+
+    widget.selected = 1
+    widget._handle_custom_msg({"type": "fetch"}, [])
+
+    assert [m["row"] for m in sent] == [1, 1]
+
+
+def test_tilelab_compare_returns_a_view_with_a_well_formed_snapshot():
+    view = tilelab.compare(*_pair())
+
+    bundle = view._repr_mimebundle_()
+
+    assert WIDGET_MIME in bundle and "0 + 1 passes in only one" in bundle["text/plain"]
+    tree = parse(bundle["text/html"])
+    (only,) = tree.find_all("table", data_tilelab="only-in")
+    assert "tl.WarpSpecialized" in only.all_text()
+
+
+@pytest.mark.slow
+def test_sm80_and_sm90_gemms_differ_in_their_passes():
+    view = CompareView(gemm_record("sm_80"), gemm_record("sm_90"))
+
+    first, second = only_in(view.a, view.b)
+
+    assert first or second
+    parse(view.to_html())

@@ -1,0 +1,205 @@
+"""Browser-test fixtures: one real JupyterLab server and one headless Chromium per session.
+
+Fixtures: ``lab_server`` (session: ``base_url``, ``token``, ``notebook_dir``,
+``write_notebook``), ``lab_page`` (a fresh page with JupyterLab loaded and
+restored) and ``lab`` (a :class:`Lab` over that page: ``page``, ``base_url``,
+``notebook_dir``, plus open a notebook, run all its cells and wait for the
+kernel, and save screenshots under ``tests/ui/artifacts/``).
+Every wait is on a real state (server answering, kernel idle, an element
+present), never a sleep. The server runs in its own process group and is
+stopped by that group's id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("TILELAB_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = Path(__file__).parent / "artifacts"
+SERVER_START_S = 90
+
+
+def pytest_collection_modifyitems(config, items):
+    missing = None
+    if not Path(CHROMIUM).exists():
+        missing = f"needs Chromium at {CHROMIUM} (apt-get install chromium)"
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401  (only checking it is installed)
+        except ImportError:
+            missing = "needs playwright (pip install playwright)"
+    for item in items:
+        if Path(str(item.fspath)).parent == Path(__file__).parent:
+            item.add_marker(pytest.mark.ui)
+            if missing:
+                item.add_marker(pytest.mark.skip(reason=missing))
+
+
+@dataclass
+class Server:
+    base_url: str
+    token: str
+    notebook_dir: Path
+    process: subprocess.Popen
+
+    def url(self, path: str = "lab") -> str:
+        return f"{self.base_url}{path}?token={self.token}"
+
+    def write_notebook(self, name: str, cells: list[str]) -> Path:
+        """Write ``name`` into the notebook dir with one code cell per string (python3 kernel)."""
+        import nbformat
+
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+        notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        path = self.notebook_dir / name
+        nbformat.write(notebook, path)
+        return path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _answering(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory) -> Server:
+    """A JupyterLab server on a free port with a token, a temp notebook dir and news turned off."""
+    root = tmp_path_factory.mktemp("lab")
+    notebook_dir, settings = root / "notebooks", root / "settings"
+    notebook_dir.mkdir()
+    news = settings / "@jupyterlab" / "apputils-extension"
+    news.mkdir(parents=True)
+    (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTER_RUNTIME_DIR": str(root / "runtime")}
+    jupyter = [sys.executable, "-m", "jupyterlab"]
+    command = [*jupyter, "--no-browser", "--allow-root", f"--port={port}", f"--IdentityProvider.token={token}"]
+    command += [
+        "--ServerApp.ip=127.0.0.1",
+        "--LabApp.expose_app_in_browser=True",
+        f"--ServerApp.root_dir={notebook_dir}",
+    ]
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = (ARTIFACTS / "jupyterlab-server.log").open("w")
+    process = subprocess.Popen(
+        command, cwd=notebook_dir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    base_url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + SERVER_START_S
+    try:
+        while not _answering(f"{base_url}api/status?token={token}"):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"JupyterLab did not start; see {ARTIFACTS / 'jupyterlab-server.log'}")
+            time.sleep(0.2)  # polling the server's real state, not waiting for time to pass
+        yield Server(base_url, token, notebook_dir, process)
+    finally:
+        os.killpg(os.getpgid(process.pid), signal.SIGTERM)
+        process.wait(timeout=30)
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+class Lab:
+    """One browser page on the session's JupyterLab, with notebook helpers."""
+
+    def __init__(self, page, server: Server) -> None:
+        self.page = page
+        self.server = server
+        self.base_url = server.base_url
+        self.notebook_dir = server.notebook_dir
+
+    def write_notebook(self, name: str, cells: list[str]) -> Path:
+        return self.server.write_notebook(name, cells)
+
+    def open_notebook(self, name: str, timeout_ms: int = 120_000) -> None:
+        """Open ``name`` in JupyterLab and wait until its kernel is ready and idle."""
+        self.page.evaluate(
+            """async (path) => {
+                const app = window.jupyterapp;
+                const widget = await app.commands.execute('docmanager:open', { path, factory: 'Notebook' });
+                await widget.context.ready;
+                await widget.sessionContext.ready;
+                app.shell.activateById(widget.id);
+            }""",
+            name,
+        )
+        self.wait_kernel_idle(timeout_ms)
+
+    def wait_kernel_idle(self, timeout_ms: int = 120_000) -> None:
+        self.page.wait_for_function(
+            """() => {
+                const widget = window.jupyterapp.shell.currentWidget;
+                const context = widget && widget.sessionContext;
+                const kernel = context && context.session && context.session.kernel;
+                return Boolean(context && context.isReady && kernel && kernel.status === 'idle');
+            }""",
+            timeout=timeout_ms,
+        )
+
+    def run_all(self, timeout_ms: int = 180_000) -> None:
+        """Run every cell and wait until the last one has run and the kernel is idle."""
+        self.page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        self.page.wait_for_function(
+            """() => {
+                const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')];
+                return prompts.length > 0 && prompts.every((p) => /\\[\\d+\\]/.test(p.textContent));
+            }""",
+            timeout=timeout_ms,
+        )
+        self.wait_kernel_idle(timeout_ms)
+
+    def screenshot(self, name: str) -> Path:
+        ARTIFACTS.mkdir(exist_ok=True)
+        path = ARTIFACTS / name
+        self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+
+@pytest.fixture
+def lab_page(lab_server, browser):
+    """A fresh page (own browser context) with JupyterLab loaded and restored; closed after the test."""
+    context = browser.new_context(viewport={"width": 1500, "height": 1100})
+    page = context.new_page()
+    try:
+        page.goto(lab_server.url("lab"))
+        page.wait_for_function("() => Boolean(window.jupyterapp)", timeout=60_000)
+        page.evaluate("async () => { await window.jupyterapp.restored; }")
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def lab(lab_server, lab_page) -> Lab:
+    """:class:`Lab` helpers over ``lab_page``."""
+    return Lab(lab_page, lab_server)

@@ -1,0 +1,79 @@
+"""The contract every view follows: live widget + static HTML + short text in one mime bundle."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+class BundleView:
+    """Base of views: subclasses implement ``_build_widget``, ``_build_html`` and ``_text``.
+
+    The widget and the snapshot are built once, on first use, so constructing a
+    view is cheap and ``__repr__`` never serialises widget traits.
+    """
+
+    _widget: Any = None
+    _html: str | None = None
+
+    @property
+    def widget(self):
+        """The live widget (built on first access)."""
+        if self._widget is None:
+            self._widget = self._build_widget()
+        return self._widget
+
+    def to_html(self) -> str:
+        """The self-contained static HTML snapshot (no scripts, inline CSS only)."""
+        if self._html is None:
+            self._html = self._build_html()
+        return self._html
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
+        try:
+            widget = self.widget
+            return {
+                WIDGET_MIME: {"version_major": 2, "version_minor": 0, "model_id": widget.model_id},
+                "text/html": self.to_html(),
+                "text/plain": self._text(),
+            }
+        except Exception as exc:
+            # IPython swallows exceptions raised by repr methods: say so before re-raising.
+            warnings.warn(f"TileLab could not render {type(self).__name__}: {exc!r}", stacklevel=2)
+            raise
+
+    def __repr__(self) -> str:
+        return self._text()
+
+    def _build_widget(self):
+        raise NotImplementedError
+
+    def _build_html(self) -> str:
+        raise NotImplementedError
+
+    def _text(self) -> str:
+        raise NotImplementedError
+
+
+def state_bytes(widget: Any) -> int:
+    """JSON size of the synced state of ``widget`` and of every widget it references (what the browser gets first)."""
+    import json
+
+    from ipywidgets import Widget
+    from ipywidgets.widgets.widget import _remove_buffers
+
+    total, seen, stack = 0, set(), [widget]
+    while stack:
+        current = stack.pop()
+        if current.model_id in seen:
+            continue
+        seen.add(current.model_id)
+        state, _paths, buffers = _remove_buffers(current.get_state())
+        total += len(json.dumps(state, default=str)) + sum(len(bytes(b)) for b in buffers)
+        for name in current.keys:
+            value = getattr(current, name)
+            children = value if isinstance(value, (list, tuple)) else [value]
+            stack += [child for child in children if isinstance(child, Widget)]
+    return total
