@@ -1,0 +1,106 @@
+"""A compile worker: ``python -m tilelab.tune.worker``, driven by the runner over pipes.
+
+The worker imports tilelang once, rebuilds the kernel from its
+:class:`~tilelab.tune.build.KernelSpec`, then compiles one config per request
+and reports status, a short error message and the compile time. Messages are
+length-prefixed pickles: requests on stdin, replies on a private copy of the
+original stdout (fd 1 itself is pointed at stderr, so whatever the compiler
+prints cannot corrupt the protocol). The worker exits when stdin closes or its
+parent dies; a hung compile is the runner's to kill.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+import threading
+import time
+from typing import Any, BinaryIO
+
+__all__ = ["read_message", "write_message"]
+
+_HEADER = struct.Struct("!I")
+
+
+def write_message(stream: BinaryIO, message: Any) -> None:
+    """Send one message: a 4-byte length, then the pickle."""
+    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(payload)) + payload)
+    stream.flush()
+
+
+def _read_exact(stream: BinaryIO, size: int) -> bytes:
+    # The runner reads unbuffered pipes (so select() sees every message): reads may come short.
+    chunks, missing = [], size
+    while missing:
+        chunk = stream.read(missing)
+        if not chunk:
+            raise EOFError("pipe closed")
+        chunks.append(chunk)
+        missing -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_message(stream: BinaryIO) -> Any:
+    """Receive one message; ``EOFError`` when the other side has gone."""
+    size = _HEADER.unpack(_read_exact(stream, _HEADER.size))[0]
+    return pickle.loads(_read_exact(stream, size))
+
+
+def _exit_with_parent(parent: int) -> None:
+    # A compile may hang where stdin is never read again: poll the parent instead.
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def _compile(setup: dict, kernel: Any, config: dict) -> tuple[str, str | None, float]:
+    from tilelab.errors import captured_compiler_output, error_record
+    from tilelab.tune.build import build
+
+    started = time.perf_counter()
+    with captured_compiler_output() as output:
+        try:
+            build(kernel, setup["args"], {**setup["fixed"], **config}, setup["choice"])
+        except Exception as exc:  # any failure of a user's config becomes its row
+            seconds = time.perf_counter() - started
+            record = error_record(exc, output.text(), stage="compile", parameters=config)
+            where = f" (line {record.line})" if record.line else ""
+            return "compile_error", f"{record.message}{where}", seconds
+    return "ok", None, time.perf_counter() - started
+
+
+def main() -> None:
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    requests = sys.stdin.buffer
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+    # Below the parent, which benchmarks on the GPU while workers (and their nvcc) compile.
+    os.nice(5)
+    setup = read_message(requests)
+    sys.path[:0] = [p for p in setup["sys_path"] if p not in sys.path]
+    import tilelang  # noqa: F401  (imported once per worker, before tvm)
+
+    try:
+        kernel = setup["spec"].load()
+    except Exception as exc:  # reported to the parent, which raises it for the user
+        write_message(replies, ("setup_failed", f"{type(exc).__name__}: {exc}"))
+        return
+    write_message(replies, ("ready", os.getpid()))
+    while True:
+        try:
+            request = read_message(requests)
+        except EOFError:
+            return
+        if request[0] == "exit":
+            return
+        _, index, config = request
+        status, error, seconds = _compile(setup, kernel, config)
+        write_message(replies, ("done", index, status, error, seconds))
+
+
+if __name__ == "__main__":
+    main()
