@@ -15,7 +15,6 @@ Goal: TileLab wall time <= 1/3 of TileLang's, best latency within 2%.
 Writes bench/results/tune_gemm.json.
 """
 
-from __future__ import annotations
 
 import argparse
 import itertools
@@ -83,7 +82,7 @@ def run_tilelab() -> dict:
         kernel, M, N, K, num_stages=3, **space,
         flops=2 * M * N * K, workers=os.cpu_count(), db=Path(tempfile.mkdtemp()) / "history.db",
         on_row=lambda row: print(f"[tilelab {time.perf_counter() - started:6.1f}s] {row.status.value:13s} {row.label()}"
-                                 f" {row.latency_ms or float('nan'):.4f} ms compile {row.compile_s:.1f}s", file=sys.stderr),
+                                 f" {row.latency_ms or float('nan'):.4f} ms compile {row.compile_s:.1f}s {row.error or ''}", file=sys.stderr),
     )  # fmt: skip
     wall = time.perf_counter() - started
     frame = result.to_pandas()

@@ -1,0 +1,102 @@
+"""The benchmark suite in smoke mode: tiny shapes, lowering only without a GPU, well-formed results."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+ENV_KEYS = ("device", "driver", "cuda", "nvcc", "torch", "tilelang", "python", "cpus", "date")
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """One smoke run of ``bench/run_suite.py`` into a temporary directory: (stdout, results.json, results.md)."""
+    out = tmp_path_factory.mktemp("suite") / "results"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "run_suite.py"), "--smoke", "--out", str(out)],
+        capture_output=True, text=True, timeout=240, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done.stdout, json.loads((out / "results.json").read_text()), (out / "results.md").read_text()
+
+
+@pytest.mark.slow
+def test_smoke_run_writes_a_row_per_problem_with_its_environment(smoke):
+    _, report, _ = smoke
+
+    sections = [row["section"] for row in report["rows"]]
+    assert report["format"] == 1 and report["sections"] == ["gemm", "attention", "overhead"]
+    assert sections == ["gemm"] * 2 + ["attention"] * 2 + ["overhead"]
+    for row in report["rows"]:
+        assert all(key in row for key in ENV_KEYS), row
+        assert row["tilelang"] and row["torch"] and row["date"]
+
+
+@pytest.mark.slow
+def test_smoke_tuned_rows_record_every_config_and_its_compile_status(smoke):
+    _, report, _ = smoke
+    import torch
+
+    tuned = [row for row in report["rows"] if row["section"] != "overhead"]
+    expected = "ok" if torch.cuda.is_available() else "lowered"
+    for row in tuned:
+        assert row["status"] == expected, row
+        assert row["configs_ok"] == row["configs_total"] == len(row["configs"])
+        assert all(config["status"] == "ok" and config["compile_s"] > 0 for config in row["configs"])
+
+
+@pytest.mark.slow
+def test_smoke_without_gpu_skips_call_overhead_and_says_why(smoke):
+    stdout, report, markdown = smoke
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present: call overhead is measured, not skipped")
+    overhead = report["rows"][-1]
+    assert overhead["status"] == "skipped" and "no CUDA device" in overhead["note"]
+    assert "[overhead] skipped: no CUDA device" in stdout
+    assert "Not measured: no CUDA device" in markdown
+
+
+@pytest.mark.slow
+def test_smoke_markdown_has_the_goals_and_one_table_per_tuned_section(smoke):
+    stdout, report, markdown = smoke
+
+    assert markdown in stdout  # printed at the end, as written
+    assert "## Goals" in markdown and markdown.count("| **geomean** |") == 2
+    assert [goal["section"] for goal in report["goals"]] == ["gemm", "attention", "overhead"]
+    for row in report["rows"][:-1]:
+        assert f"| {row['problem']} |" in markdown
+
+
+def test_goals_compare_geomean_of_speedups_and_overhead_with_their_targets():
+    import suite_report
+
+    rows = [
+        {"section": "gemm", "speedup": 0.9},
+        {"section": "gemm", "speedup": 1.2},
+        {"section": "attention", "speedup": 1.21},
+        {"section": "attention", "status": "skipped"},
+        {"section": "overhead", "status": "ok", "tilelab_us": 10.4, "direct_us": 9.8},
+    ]
+
+    goals = {g["section"]: g for g in suite_report.evaluate_goals(rows, ["gemm", "attention", "overhead"])}
+
+    assert goals["gemm"]["measured"] == pytest.approx((0.9 * 1.2) ** 0.5) and goals["gemm"]["met"] is True
+    assert goals["attention"]["met"] is True and "1/2 problems" in goals["attention"]["shown"]
+    assert goals["overhead"]["measured"] == pytest.approx(0.6) and goals["overhead"]["met"] is True
+
+
+def test_goals_are_unmeasured_when_nothing_was_timed():
+    import suite_report
+
+    goals = suite_report.evaluate_goals([{"section": "gemm", "status": "lowered"}], ["gemm"])
+
+    assert goals == [{"section": "gemm", "goal": "GEMM geomean vs torch.matmul", "target": "≥ 1.00×", "measured": None, "shown": "not measured", "met": None}]
