@@ -12,7 +12,7 @@ import numpy as np
 
 from tilelab.records import LayoutKind, LayoutRecord
 
-__all__ = ["MAX_ELEMENTS", "evaluate", "layout_record", "layouts_of_module"]
+__all__ = ["MAX_ELEMENTS", "evaluate", "fragment_record", "layout_record", "layouts_of_module"]
 
 MAX_ELEMENTS = 1 << 21  # bigger buffers keep their description but no tables
 
@@ -142,6 +142,36 @@ def layout_record(buffer: Any, layout: Any) -> LayoutRecord:
     env = dict(zip(variables, _grids(shape)[1:], strict=True))
     offset = np.broadcast_to(evaluate(layout.get_linearized_forward_index(), env), (1, *shape))[0]
     return LayoutRecord(kind=kind, offset=offset.astype(np.int64), **common)
+
+
+def fragment_record(fragment: Any, name: str = "fragment", dtype: str = "float32") -> LayoutRecord:
+    """A bare ``Fragment`` (no buffer: e.g. one built with ``tilelang.layout.Fragment``) as a record.
+
+    Parameters
+    ----------
+    fragment
+        A ``tilelang.layout.Fragment``; its input shape is the tile's shape.
+    name
+        The name shown in place of a buffer's.
+    dtype
+        The element type the tables are labelled with (a fragment has none of its own).
+    """
+    shape = tuple(int(s) for s in fragment.get_input_shape())
+    if int(np.prod(shape)) > MAX_ELEMENTS:
+        raise ValueError(f"fragment {name!r} has {int(np.prod(shape))} elements; at most {MAX_ELEMENTS} are tabulated")
+    thread, local, replicas = _fragment_tables(fragment, shape)
+    return LayoutRecord(
+        buffer=name,
+        scope="local.fragment",
+        shape=shape,
+        dtype=dtype,
+        kind=LayoutKind.FRAGMENT,
+        description=str(fragment).strip(),
+        threads=int(fragment.get_thread_size()),
+        replicas=replicas,
+        thread=thread,
+        local_index=local,
+    )
 
 
 def layouts_of_module(mod: Any, warnings: list[str] | None = None) -> dict[str, LayoutRecord]:

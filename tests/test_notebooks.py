@@ -1,0 +1,77 @@
+"""Every notebook in notebooks/ runs top to bottom without an error output.
+
+Cells tagged ``gpu`` need a GPU to run a kernel; without one they must say so
+with a printed "skipped" line (never pass silently, never raise). Each
+notebook runs in its own kernel with ``cwd=notebooks/`` and a temporary
+``TILELAB_DB``, so tuning history never touches the user's file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+CELL_TIMEOUT_S = 300
+
+pytestmark = pytest.mark.notebooks
+
+
+def _notebooks() -> list[Path]:
+    return sorted(NOTEBOOKS.glob("*.ipynb"))
+
+
+def _execute(path: Path):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+
+    notebook = nbformat.read(path, as_version=4)
+    # "python3" is ipykernel's native spec: it starts the interpreter running the tests (the venv).
+    client = nbclient.NotebookClient(
+        notebook, timeout=CELL_TIMEOUT_S, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
+    )
+    client.execute()
+    return notebook
+
+
+def _stdout(cell) -> str:
+    return "".join(out.get("text", "") for out in cell.get("outputs", []) if out.get("output_type") == "stream")
+
+
+@pytest.mark.parametrize("path", _notebooks(), ids=lambda p: p.stem)
+def test_notebook_runs_without_errors(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from conftest import cuda_available
+
+    monkeypatch.setenv("TILELAB_DB", str(tmp_path / "tilelab.db"))  # the kernel inherits it
+    notebook = _execute(path)
+
+    errors = [
+        f"cell {index}: {out.get('ename')}: {out.get('evalue')}"
+        for index, cell in enumerate(notebook.cells)
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "error"
+    ]
+    assert not errors, "\n".join(errors)
+    gpu_cells = [(index, cell) for index, cell in enumerate(notebook.cells) if "gpu" in cell.metadata.get("tags", [])]
+    if not cuda_available():
+        silent = [index for index, cell in gpu_cells if "skipped" not in _stdout(cell).lower()]
+        assert not silent, f"GPU-only cells {silent} printed no 'skipped' line without a GPU"
+
+
+def test_every_notebook_starts_with_date_and_device():
+    import nbformat
+
+    for path in _notebooks():
+        first_code = next(cell for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code")
+        assert "torch.cuda.is_available()" in first_code.source, path.name
+        assert "no GPU: lowering only" in first_code.source, path.name
+
+
+def test_notebooks_are_committed_without_outputs_and_small():
+    import nbformat
+
+    for path in _notebooks():
+        notebook = nbformat.read(path, as_version=4)
+        assert all(not cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code"), path.name
+        assert path.stat().st_size < 5 * 1024 * 1024, path.name
