@@ -195,3 +195,26 @@ def test_flash_attention_forward_is_explored_for_sm90():
 def test_explore_rejects_what_is_not_a_kernel():
     with pytest.raises(TypeError, match=r"needs a @tilelang\.jit function or a PrimFunc"):
         tilelab.explore(lambda: None)
+
+
+def test_dynamic_shapes_keep_their_grid_expression():
+    import tilelang
+    import tilelang.language as T
+
+    @tilelang.jit
+    def scale(block=128):
+        n = T.dynamic("n")
+
+        @T.prim_func
+        def main(A: T.Tensor((n,), T.float32)):
+            with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+                for i in T.Parallel(block):
+                    A[bx * block + i] = A[bx * block + i] * 2.0
+
+        return main
+
+    record = tilelab.explore(scale, arch="sm_90")
+    assert record.ok
+    assert isinstance(record.launch.grid[0], str) and "n" in record.launch.grid[0]
+    assert record.launch.threads == 128
+    assert KernelRecord.from_json(record.to_json()) == record

@@ -409,12 +409,17 @@ def _kernel_file(links: tuple[LineLink, ...]) -> str:
     return max(counts, key=lambda f: counts[f]) if counts else ""
 
 
+def _extent(value: Any) -> int | str:
+    """A launch extent: an int, or its expression when it depends on a dynamic shape."""
+    return int(value) if type(value).__name__ == "IntImm" else str(value)
+
+
 def _launch_record(device_mod: Any) -> LaunchRecord | None:
     for _, func in device_mod.functions.items():
         attrs = func.attrs
         if attrs is None or "thread_extent" not in attrs:
             continue
-        extent = {str(k): int(v) for k, v in attrs["thread_extent"].items()}
+        extent = {str(k): _extent(v) for k, v in attrs["thread_extent"].items()}
         grid = tuple(extent.get(f"blockIdx.{axis}", 1) for axis in "xyz")
         block = tuple(extent.get(f"threadIdx.{axis}", 1) for axis in "xyz")
         shared = int(attrs["dyn_shared_memory_buf"]) if "dyn_shared_memory_buf" in attrs else 0

@@ -149,7 +149,9 @@ class LayoutRecord:
 
 @dataclass(frozen=True)
 class LaunchRecord:
-    grid: tuple[int, int, int]
+    """Launch facts; an extent that depends on a dynamic shape is its expression (a str)."""
+
+    grid: tuple[int | str, int | str, int | str]
     block: tuple[int, int, int]
     dynamic_shared_bytes: int
 

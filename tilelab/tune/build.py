@@ -138,5 +138,8 @@ def build(kernel: Any, args: tuple, kwargs: dict, choice: Any) -> Any:
             options["out_idx"] = None
     if choice.runnable:
         return tilelang.compile(func, target=target, **options)
-    with tilelang.transform.PassContext(opt_level=3, config=options["pass_configs"] or {}), target:
+    # tilelang.compile merges a kernel's own T.annotate_pass_configs; lowering alone must too.
+    configs = dict(func.attrs["tilelang_pass_configs"]) if func.attrs and "tilelang_pass_configs" in func.attrs else {}
+    configs.update(options["pass_configs"] or {})
+    with tilelang.transform.PassContext(opt_level=3, config=configs), target:
         return tilelang.lower(func, target=target, enable_device_compile=False)
