@@ -151,3 +151,13 @@ def test_importing_tilelab_stays_cheap():
     code = "import sys, tilelab; heavy = [m for m in ('tilelang', 'torch', 'IPython', 'ipywidgets', 'tvm') if m in sys.modules]; print(heavy)"
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert output.strip() == "[]"
+
+
+def test_tune_line_sweeps_a_kernel_of_the_session(ip, gemm_view, tmp_path, monkeypatch):
+    monkeypatch.setenv("TILELAB_DB", str(tmp_path / "history.db"))
+    result = ip.run_line_magic("tilelang", "tune matmul block_M=64,128 arch=sm_90")
+    frame = result.to_pandas()
+    assert sorted(frame["block_M"]) == [64, 128]
+    assert set(frame["status"]) == {"ok"}
+    with pytest.raises(UsageError, match="'block_M=' has no value"):
+        ip.run_line_magic("tilelang", "tune matmul block_M=")
