@@ -4,18 +4,39 @@
 PYTHON ?= python3
 VENV ?= .venv
 TORCH_SPEC ?= torch==2.13.0
+NPM ?= npm
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.tilelab-installed
+# Build tools the JupyterLab panel and the editable install need before the package itself.
+TOOLS := $(VENV)/.tilelab-build-tools
+# The panel's bundle (a prebuilt extension) and what it is built from.
+LABEXT := extension/labextension/package.json
+LABEXT_SOURCES := package.json package-lock.json tsconfig.json $(wildcard src/*.ts) \
+	$(wildcard extension/style/*) $(wildcard extension/schema/*.json)
 
 .PHONY: setup test lab lint browser clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(TOOLS):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q "jupyterlab>=4.4,<5" "hatchling>=1.21" "hatch-jupyter-builder>=0.9" editables
+	touch $@
+
+node_modules/.package-lock.json: package.json package-lock.json
+	$(NPM) ci --no-audit --no-fund
+	touch $@
+
+# tsc, then jupyter-builder against the installed JupyterLab's metadata (offline).
+$(LABEXT): $(TOOLS) node_modules/.package-lock.json $(LABEXT_SOURCES)
+	PATH="$(abspath $(BIN)):$$PATH" $(NPM) run build:prod
+
+# The editable install copies the bundle into $(VENV)/share/jupyter/labextensions/tilelab,
+# so a rebuilt bundle is installed again.
+$(STAMP): pyproject.toml $(TOOLS) $(LABEXT)
 	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install -q -e ".[test]"
+	$(BIN)/python -m pip install -q --no-build-isolation -e ".[test]"
 	touch $@
 
 # Debian's Chromium for the browser tests (never `playwright install`).

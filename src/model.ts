@@ -1,0 +1,322 @@
+/**
+ * The panel's model: follows the active notebook's kernel and owns the
+ * `tilelab` comm to it.
+ *
+ * The kernel owns the state; this model only mirrors it. When the comm cannot
+ * be opened (TileLab not loaded in the kernel, or a restart dropped it), the
+ * model says so and tries again each time the kernel becomes idle, so running
+ * `%load_ext tilelab` is enough to fill the panel.
+ */
+
+import type { ISessionContext } from '@jupyterlab/apputils';
+import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import type { Kernel, KernelMessage } from '@jupyterlab/services';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import {
+  COMM_TARGET,
+  IItemReply,
+  IRecordSummary,
+  ITuningSummary,
+  ItemKind,
+  KernelMessage as BridgeMessage,
+  Request,
+  envelope,
+  parseMessage
+} from './protocol';
+
+/** Where the connection to the active notebook's kernel stands. */
+export type Phase =
+  | 'no-notebook' // no notebook is active
+  | 'no-kernel' // the notebook has no running kernel
+  | 'connecting' // comm opened, waiting for the kernel's hello
+  | 'not-loaded' // the kernel closed the comm: TileLab is not loaded there
+  | 'ready' // subscribed; records and tuning runs are live
+  | 'incompatible'; // the kernel speaks another protocol version
+
+/** The model's state, replaced as a whole on every change. */
+export interface IPanelState {
+  phase: Phase;
+  notebook: string | null;
+  records: IRecordSummary[];
+  tuning: ITuningSummary[];
+  /** The kernel's TileLab version, once it said hello. */
+  kernelVersion: string | null;
+  /** The last problem to show (a kernel error message, a malformed reply). */
+  problem: string | null;
+}
+
+interface IPending {
+  resolve: (reply: IItemReply) => void;
+  reject: (error: Error) => void;
+}
+
+const EMPTY: IPanelState = {
+  phase: 'no-notebook',
+  notebook: null,
+  records: [],
+  tuning: [],
+  kernelVersion: null,
+  problem: null
+};
+
+/** Mirrors the TileLab registry of the active notebook's kernel. */
+export class TileLabModel {
+  constructor(tracker: INotebookTracker) {
+    this._tracker = tracker;
+    tracker.currentChanged.connect(this._onCurrentChanged, this);
+    this._follow(tracker.currentWidget);
+  }
+
+  /** Emitted whenever `state` changes. */
+  get stateChanged(): ISignal<this, void> {
+    return this._stateChanged;
+  }
+
+  get state(): IPanelState {
+    return this._state;
+  }
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /** Ask the kernel for one item's summary and, with `html`, its static snapshot. */
+  requestItem(kind: ItemKind, id: string, html: boolean): Promise<IItemReply> {
+    const comm = this._comm;
+    if (comm === null || this._state.phase !== 'ready') {
+      return Promise.reject(new Error('not connected'));
+    }
+    const seq = ++this._seq;
+    return new Promise<IItemReply>((resolve, reject) => {
+      this._pending.set(seq, { resolve, reject });
+      this._send(comm, { type: 'get', kind, id, html }, seq);
+    });
+  }
+
+  /** Reconnect now (the panel's retry button). */
+  retry(): void {
+    this._reconnect();
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this._dropComm();
+    this._tracker.currentChanged.disconnect(this._onCurrentChanged, this);
+    this._unwatch();
+    Signal.clearData(this);
+  }
+
+  private _onCurrentChanged(_: INotebookTracker, panel: NotebookPanel | null): void {
+    this._follow(panel);
+  }
+
+  private _follow(panel: NotebookPanel | null): void {
+    const context = panel?.sessionContext ?? null;
+    if (context === this._context) {
+      return;
+    }
+    this._unwatch();
+    this._dropComm();
+    this._context = context;
+    if (context === null) {
+      this._setState({ ...EMPTY });
+      return;
+    }
+    context.kernelChanged.connect(this._onKernelChanged, this);
+    context.statusChanged.connect(this._onStatusChanged, this);
+    context.propertyChanged.connect(this._onPropertyChanged, this);
+    this._setState({ ...EMPTY, phase: 'no-kernel', notebook: context.path || null });
+    this._connect();
+  }
+
+  private _unwatch(): void {
+    const context = this._context;
+    if (context !== null) {
+      context.kernelChanged.disconnect(this._onKernelChanged, this);
+      context.statusChanged.disconnect(this._onStatusChanged, this);
+      context.propertyChanged.disconnect(this._onPropertyChanged, this);
+    }
+    this._context = null;
+  }
+
+  private _onKernelChanged(): void {
+    this._reconnect();
+  }
+
+  private _reconnect(): void {
+    this._dropComm();
+    this._setState({ ...this._state, phase: 'no-kernel', problem: null });
+    this._connect();
+  }
+
+  private _onPropertyChanged(context: ISessionContext, property: string): void {
+    if (property === 'path') {
+      this._setState({ ...this._state, notebook: context.path || null });
+    }
+  }
+
+  private _onStatusChanged(_: ISessionContext, status: Kernel.Status): void {
+    if (status === 'restarting' || status === 'autorestarting' || status === 'dead') {
+      // A restart disposes the kernel's comms without a comm_close.
+      this._dropComm();
+      this._setState({ ...this._state, phase: 'no-kernel', records: [], tuning: [] });
+    } else if (status === 'idle' && (this._comm === null || this._comm.isDisposed)) {
+      this._connect();
+    }
+  }
+
+  private _connect(): void {
+    const kernel = this._context?.session?.kernel ?? null;
+    if (this._isDisposed || this._state.phase === 'incompatible') {
+      return;
+    }
+    if (kernel === null || kernel.status === 'dead' || kernel.status === 'unknown') {
+      this._setState({ ...this._state, phase: 'no-kernel', records: [], tuning: [] });
+      return;
+    }
+    const comm = kernel.createComm(COMM_TARGET);
+    this._comm = comm;
+    comm.onMsg = (msg: KernelMessage.ICommMsgMsg) => this._onMessage(comm, msg.content.data);
+    comm.onClose = () => this._onClosed(comm);
+    if (this._state.phase !== 'ready') {
+      this._setState({ ...this._state, phase: 'connecting' });
+    }
+    const future = comm.open(envelope({ type: 'hello' }));
+    void future.done.catch(() => this._onClosed(comm));
+  }
+
+  private _dropComm(): void {
+    const comm = this._comm;
+    this._comm = null;
+    this._rejectPending('the connection to the kernel closed');
+    if (comm !== null && !comm.isDisposed) {
+      try {
+        void comm.close().done.catch(() => undefined);
+      } catch {
+        // The kernel is gone already: the comm cannot send its close.
+        comm.dispose();
+      }
+    }
+  }
+
+  private _onClosed(comm: Kernel.IComm): void {
+    if (comm !== this._comm) {
+      return;
+    }
+    this._comm = null;
+    this._rejectPending('the kernel closed the connection');
+    if (this._state.phase !== 'incompatible') {
+      this._setState({ ...this._state, phase: 'not-loaded', records: [], tuning: [] });
+    }
+  }
+
+  private _onMessage(comm: Kernel.IComm, data: unknown): void {
+    if (comm !== this._comm) {
+      return;
+    }
+    const parsed = parseMessage(data);
+    if (!parsed.ok) {
+      if (parsed.unknownType !== undefined) {
+        console.warn(`TileLab: ignoring a message of unknown type ${parsed.unknownType}`);
+      } else if (parsed.problem.startsWith('protocol version')) {
+        this._setState({ ...this._state, phase: 'incompatible', problem: parsed.problem });
+        this._dropComm();
+      } else {
+        this._setState({ ...this._state, problem: parsed.problem });
+      }
+      return;
+    }
+    this._apply(comm, parsed.message);
+  }
+
+  private _apply(comm: Kernel.IComm, message: BridgeMessage): void {
+    switch (message.type) {
+      case 'hello':
+        this._setState({ ...this._state, phase: 'ready', kernelVersion: message.tilelab, problem: null });
+        this._send(comm, { type: 'subscribe' });
+        break;
+      case 'list':
+        this._setState({ ...this._state, records: message.records, tuning: message.tuning });
+        break;
+      case 'update':
+        if (message.kind === 'record') {
+          const records = upsert(this._state.records, message.summary as IRecordSummary);
+          this._setState({ ...this._state, records });
+        } else {
+          const tuning = upsert(this._state.tuning, message.summary as ITuningSummary);
+          this._setState({ ...this._state, tuning });
+        }
+        break;
+      case 'item':
+        this._settle(message.seq, message, null);
+        break;
+      case 'error':
+        if (message.code === 'version') {
+          this._setState({ ...this._state, phase: 'incompatible', problem: message.message });
+          this._dropComm();
+        } else if (!this._settle(message.seq, null, message.message)) {
+          this._setState({ ...this._state, problem: message.message });
+        }
+        break;
+    }
+  }
+
+  private _settle(seq: number | undefined, reply: IItemReply | null, error: string | null): boolean {
+    const pending = seq === undefined ? undefined : this._pending.get(seq);
+    if (seq === undefined || pending === undefined) {
+      return false;
+    }
+    this._pending.delete(seq);
+    if (reply !== null) {
+      pending.resolve(reply);
+    } else {
+      pending.reject(new Error(error ?? 'failed'));
+    }
+    return true;
+  }
+
+  private _send(comm: Kernel.IComm, request: Request, seq?: number): void {
+    try {
+      void comm.send(envelope(request, seq)).done.catch(() => this._onClosed(comm));
+    } catch {
+      // The comm was disposed under us (a restart): treat it as closed.
+      this._onClosed(comm);
+    }
+  }
+
+  private _rejectPending(reason: string): void {
+    const pending = [...this._pending.values()];
+    this._pending.clear();
+    for (const { reject } of pending) {
+      reject(new Error(reason));
+    }
+  }
+
+  private _setState(state: IPanelState): void {
+    this._state = state;
+    this._stateChanged.emit();
+  }
+
+  private _tracker: INotebookTracker;
+  private _context: ISessionContext | null = null;
+  private _comm: Kernel.IComm | null = null;
+  private _state: IPanelState = { ...EMPTY };
+  private _pending = new Map<number, IPending>();
+  private _seq = 0;
+  private _isDisposed = false;
+  private _stateChanged = new Signal<this, void>(this);
+}
+
+function upsert<T extends { id: string }>(items: T[], item: T): T[] {
+  const index = items.findIndex(existing => existing.id === item.id);
+  if (index < 0) {
+    return [...items, item];
+  }
+  const copy = [...items];
+  copy[index] = item;
+  return copy;
+}
