@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,7 +172,9 @@ class Lab:
         self.page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
         self.page.wait_for_function(
             """() => {
-                const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')];
+                const widget = window.jupyterapp.shell.currentWidget;
+                if (!widget) { return false; }
+                const prompts = [...widget.node.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')];
                 return prompts.length > 0 && prompts.every((p) => /\\[\\d+\\]/.test(p.textContent));
             }""",
             timeout=timeout_ms,
@@ -191,7 +194,8 @@ def lab_page(lab_server, browser):
     context = browser.new_context(viewport={"width": 1500, "height": 1100})
     page = context.new_page()
     try:
-        page.goto(lab_server.url("lab"))
+        # A fresh workspace per test: the default one would reopen the previous test's notebooks.
+        page.goto(lab_server.url(f"lab/workspaces/test-{uuid.uuid4().hex[:8]}") + "&reset")
         page.wait_for_function("() => Boolean(window.jupyterapp)", timeout=60_000)
         page.evaluate("async () => { await window.jupyterapp.restored; }")
         yield page
