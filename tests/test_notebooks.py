@@ -68,10 +68,14 @@ def test_every_notebook_starts_with_date_and_device():
         assert "no GPU: lowering only" in first_code.source, path.name
 
 
-def test_notebooks_are_committed_without_outputs_and_small():
+def test_notebooks_are_committed_as_executed_on_a_gpu_and_small():
+    """``python notebooks/execute.py`` on the GPU machine wrote them; the first output names the device."""
     import nbformat
 
     for path in _notebooks():
         notebook = nbformat.read(path, as_version=4)
-        assert all(not cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code"), path.name
+        first_code = next(cell for cell in notebook.cells if cell.cell_type == "code")
+        first_output = _stdout(first_code)
+        assert first_output and "no GPU" not in first_output, f"{path.name} was not executed on a GPU: {first_output!r}"
+        assert not any(out.get("output_type") == "error" for cell in notebook.cells for out in cell.get("outputs", [])), path.name
         assert path.stat().st_size < 5 * 1024 * 1024, path.name
