@@ -8,30 +8,12 @@ snapshot every TileLab view carries.
 from __future__ import annotations
 
 import pytest
+from cells import gemm_cell
 from htmlcheck import parse_element
 
 pytestmark = pytest.mark.slow
 
-GEMM_CELL = """%%tilelang --arch sm_90
-import tilelang
-import tilelang.language as T
-
-@tilelang.jit(out_idx=[-1])
-def matmul(M=256, N=256, K=256, block_M=64, block_N=64, block_K=32):
-    @T.prim_func
-    def gemm(A: T.Tensor((M, K), T.float16), B: T.Tensor((K, N), T.float16), C: T.Tensor((M, N), T.float16)):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
-            A_shared = T.alloc_shared((block_M, block_K), T.float16)
-            B_shared = T.alloc_shared((block_K, block_N), T.float16)
-            C_local = T.alloc_fragment((block_M, block_N), T.float32)
-            T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
-                T.copy(A[by * block_M, k * block_K], A_shared)
-                T.copy(B[k * block_K, bx * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local)
-            T.copy(C_local, C[by * block_M, bx * block_N])
-    return gemm
-"""
+GEMM_CELL = gemm_cell(size=256, block=64, stages=2, magic="--arch sm_90")
 
 
 def test_nbconvert_html_of_an_executed_notebook_shows_the_static_explorer(tmp_path):
