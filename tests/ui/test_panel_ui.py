@@ -96,8 +96,7 @@ def test_panel_lists_follows_recovers_and_opens_the_explorer(lab_server, lab_pag
 
     # Selecting the tuning run shows its table; selecting the kernel shows its Explorer,
     # both as static snapshots in sandboxed main-area tabs.
-    page.wait_for_selector(TUNING_ROW).click()
-    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.title.label === 'Tuning · matmul'")
+    open_from_panel(page, TUNING_ROW, "label === 'Tuning · matmul'")
     table = page.wait_for_selector(SNAPSHOT)
     assert table.get_attribute("sandbox") == ""
     snapshot = page.frame_locator(SNAPSHOT)
@@ -106,10 +105,24 @@ def test_panel_lists_follows_recovers_and_opens_the_explorer(lab_server, lab_pag
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "panel-tuning.png"))
 
-    page.wait_for_selector(RECORD_ROW).click()
-    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.title.label.startsWith('matmul')")
+    open_from_panel(page, RECORD_ROW, "label.startsWith('matmul')")
     frame = page.wait_for_selector(SNAPSHOT)
     assert frame.get_attribute("sandbox") == ""
     assert "matmul" in (frame.get_attribute("srcdoc") or "")
     page.frame_locator(SNAPSHOT).locator("body").get_by_text("matmul").first.wait_for()
     page.screenshot(path=str(ARTIFACTS / "panel.png"))
+
+
+def open_from_panel(page, row: str, label_test: str, attempts: int = 3) -> None:
+    """Click a panel row until its tab is the current widget (the list may re-render under the click)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    condition = f"() => {{ const w = window.jupyterapp.shell.currentWidget; const label = w ? w.title.label : ''; return {label_test}; }}"
+    for attempt in range(attempts):
+        page.locator(row).first.click()
+        try:
+            page.wait_for_function(condition, timeout=30_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == attempts - 1:
+                raise
