@@ -1,10 +1,9 @@
-"""Compile one kernel with its passes recorded: the only module that talks to tilelang's compiler.
+"""Compile one kernel with its passes recorded: with ``recorder``, the only door to tilelang's compiler.
 
-A silent ``PassInstrumentationTool`` is registered through
-``tilelang.instrumentation`` for one compile and removed in ``finally``. After
-each top-level pass the IR is snapshot at pass time: a structural hash first,
-and the printed text only when the hash changed (printing every pass costs
-~1.5x a plain lowering; unchanged passes share the previous text).
+Elaborates the kernel, lowers it (or compiles it for a present device) under a
+:class:`~tilelab.recorder.PassRecorder`, and assembles the
+:class:`~tilelab.records.KernelRecord`: sources with their ``#line`` links,
+launch facts, timings and a stable cache key.
 """
 
 from __future__ import annotations
@@ -13,23 +12,18 @@ import hashlib
 import json
 import linecache
 import re
-import threading
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from tilelab.diffs import count_changes
 from tilelab.errors import KernelCompileError, captured_compiler_output, error_record, source_file
-from tilelab.layouts import layouts_of_module
+from tilelab.recorder import PassRecorder
 from tilelab.records import (
     FORMAT_VERSION,
     CompileMode,
     KernelRecord,
     LaunchRecord,
-    LayoutRecord,
     LineLink,
-    PassRecord,
     SourceRecord,
     Status,
     TimingRecord,
@@ -38,7 +32,6 @@ from tilelab.targets import TargetChoice, resolve_target
 
 __all__ = ["CompiledKernel", "compile_kernel", "describe_arguments", "explore", "place"]
 
-_LAYOUT_PASS = "tl.LayoutInference"
 _LINE_DIRECTIVE = re.compile(r'^\s*#line\s+(\d+)\s+"([^"]*)"\s*$')
 
 
@@ -69,7 +62,7 @@ def compile_kernel(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice,
     """
     _check_kernel(kernel)
     name = name or _kernel_name(kernel)
-    recorder = _PassRecorder()
+    recorder = PassRecorder()
     facts = _Facts(name=name, choice=choice, arguments=describe_arguments(args, kwargs))
     with captured_compiler_output() as output:
         try:
@@ -81,11 +74,11 @@ def compile_kernel(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice,
                 started = time.perf_counter()
                 compiled = _lower(func, options, choice)
                 facts.total_s = time.perf_counter() - started
-        except Exception as exc:
+        except Exception as exc:  # the compiler's failures come in every type; each becomes a failed record
             error = error_record(
                 exc,
                 output.text(),
-                stage=recorder.stage(facts),
+                stage=recorder.stage(elaborated=facts.stage_after_elaborate()),
                 kernel_file=_kernel_origin(kernel),
                 parameters=_bound_parameters(kernel, args, kwargs),
             )
@@ -125,7 +118,7 @@ class _Facts:
             "device_name": self.choice.device_name,
         }
 
-    def failed(self, recorder: _PassRecorder, error) -> KernelRecord:
+    def failed(self, recorder: PassRecorder, error) -> KernelRecord:
         return KernelRecord(
             status=Status.FAILED,
             mode=CompileMode.COMPILED if self.choice.runnable else CompileMode.LOWERED,
@@ -136,7 +129,7 @@ class _Facts:
             **self._base(),
         )
 
-    def finished(self, recorder: _PassRecorder, lowered: _Lowered) -> KernelRecord:
+    def finished(self, recorder: PassRecorder, lowered: _Lowered) -> KernelRecord:
         lower_s = recorder.lower_s
         return KernelRecord(
             status=Status.OK,
@@ -152,103 +145,6 @@ class _Facts:
 
     def stage_after_elaborate(self) -> bool:
         return bool(self.cache_key)
-
-
-class _PassRecorder:
-    """Observer of top-level passes: IR text at pass time, timings, layouts."""
-
-    def __init__(self) -> None:
-        self.passes: list[PassRecord] = []
-        self.layouts: dict[str, LayoutRecord] = {}
-        self.warnings: list[str] = []
-        self.lower_s = 0.0
-        self._last_hash: int | None = None
-        self._last_ir = ""
-        self._first_start: float | None = None
-        self._thread = threading.get_ident()
-
-    def stage(self, facts: _Facts) -> str:
-        if not facts.stage_after_elaborate():
-            return "elaborate"
-        return "lower" if not self.passes or self.passes[-1].name != "tl.LowerIntrin" else "compile"
-
-    # -- PassEventObserver --------------------------------------------------
-    def enter_pass_context(self) -> None: ...
-
-    def exit_pass_context(self) -> None: ...
-
-    def callback_mismatch(self, actual: str, expected: str | None) -> None: ...
-
-    def passes_incomplete(self, passes, error) -> None: ...
-
-    def pass_started(self, mod: Any, event: Any) -> float:
-        now = time.perf_counter()
-        if self._first_start is None:
-            self._first_start = now
-        return now
-
-    def pass_finished(self, mod: Any, event: Any, started: float) -> None:
-        import tvm
-
-        seconds = time.perf_counter() - started
-        digest = tvm.ir.structural_hash(mod)
-        ir = self._last_ir if digest == self._last_hash else str(mod.script())
-        added, removed = count_changes(self._last_ir, ir) if self.passes else (ir.count("\n") + 1, 0)
-        self.passes.append(
-            PassRecord(
-                index=len(self.passes),
-                name=event.name,
-                ir=ir,
-                changed=bool(added or removed),
-                added=added,
-                removed=removed,
-                seconds=seconds,
-                phase=event.phase,
-            )
-        )
-        self._last_hash, self._last_ir = digest, ir
-        self.lower_s = time.perf_counter() - (self._first_start or started)
-        if event.name == _LAYOUT_PASS:
-            self._snapshot_layouts(mod)
-
-    def _snapshot_layouts(self, mod: Any) -> None:
-        # A layout we cannot tabulate must not fail the compile it observes.
-        try:
-            self.layouts.update(layouts_of_module(mod, self.warnings))
-        except Exception as exc:
-            self.warnings.append(f"layouts not tabulated: {type(exc).__name__}: {exc}")
-
-    # -- registration ---------------------------------------------------------
-    def installed(self):
-        from contextlib import contextmanager
-
-        from tilelang.instrumentation import (
-            PassInstrumentationTool,
-            StackedPassInstrument,
-            register_pass_instrumentation_tool,
-            unregister_pass_instrumentation_tool,
-        )
-
-        recorder = self
-
-        class _RecorderTool(PassInstrumentationTool):
-            def create_pass_instrument(self):
-                return StackedPassInstrument(recorder, capture_nested=False)
-
-        def factory() -> PassInstrumentationTool:
-            # Compiles on other threads get a silent tool, not this recorder.
-            return _RecorderTool() if threading.get_ident() == recorder._thread else PassInstrumentationTool()
-
-        @contextmanager
-        def scope():
-            tool_name = f"tilelab-{uuid.uuid4().hex}"
-            register_pass_instrumentation_tool(tool_name, factory)
-            try:
-                yield
-            finally:
-                unregister_pass_instrumentation_tool(tool_name)
-
-        return scope()
 
 
 def _kernel_name(kernel: Any) -> str:

@@ -116,7 +116,7 @@ class TileLangMagics(Magics):
         before = dict(self.shell.user_ns)
         try:
             exec(code, self.shell.user_ns)
-        except Exception as exc:
+        except Exception as exc:  # the user's cell can raise anything: one located line, not a traceback
             error = error_record(exc, stage="cell", kernel_file=filename)
             self._last_log = error.log
             raise UsageError(_located(error.message, error.line, linecache.getlines(filename))) from None
@@ -136,7 +136,7 @@ class TileLangMagics(Magics):
         expression = _unquoted(expression)
         try:
             return eval(expression, self.shell.user_ns)
-        except Exception as exc:
+        except Exception as exc:  # a bad --args expression is a usage error, whatever it raised
             raise UsageError(f"--args {expression!r}: {type(exc).__name__}: {exc}") from None
 
     @staticmethod

@@ -1,0 +1,122 @@
+"""The silent pass instrument behind every capture: IR text, timings and layouts per pass.
+
+Registered through ``tilelang.instrumentation`` for one compile and removed in
+``finally`` (never a monkey-patch). After each top-level pass the IR is
+snapshot at pass time: a structural hash first, and the printed text only when
+the hash changed (printing every pass costs ~1.5x a plain lowering; unchanged
+passes share the previous text). Modules can change in place after a pass, so
+nothing is printed later from a kept reference.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from contextlib import contextmanager
+from typing import Any
+
+from tilelab.diffs import count_changes
+from tilelab.layouts import layouts_of_module
+from tilelab.records import LayoutRecord, PassRecord
+
+__all__ = ["PassRecorder"]
+
+_LAYOUT_PASS = "tl.LayoutInference"
+
+
+class PassRecorder:
+    """Observer of top-level passes: IR text at pass time, timings, layouts."""
+
+    def __init__(self) -> None:
+        self.passes: list[PassRecord] = []
+        self.layouts: dict[str, LayoutRecord] = {}
+        self.warnings: list[str] = []
+        self.lower_s = 0.0
+        self._last_hash: int | None = None
+        self._last_ir = ""
+        self._first_start: float | None = None
+        self._thread = threading.get_ident()
+
+    def stage(self, elaborated: bool) -> str:
+        """Which stage a failure happened in, from how far the passes got."""
+        if not elaborated:
+            return "elaborate"
+        return "lower" if not self.passes or self.passes[-1].name != "tl.LowerIntrin" else "compile"
+
+    # -- PassEventObserver --------------------------------------------------
+    def enter_pass_context(self) -> None: ...
+
+    def exit_pass_context(self) -> None: ...
+
+    def callback_mismatch(self, actual: str, expected: str | None) -> None: ...
+
+    def passes_incomplete(self, passes, error) -> None: ...
+
+    def pass_started(self, mod: Any, event: Any) -> float:
+        now = time.perf_counter()
+        if self._first_start is None:
+            self._first_start = now
+        return now
+
+    def pass_finished(self, mod: Any, event: Any, started: float) -> None:
+        import tvm
+
+        seconds = time.perf_counter() - started
+        digest = tvm.ir.structural_hash(mod)
+        ir = self._last_ir if digest == self._last_hash else str(mod.script())
+        added, removed = count_changes(self._last_ir, ir) if self.passes else (ir.count("\n") + 1, 0)
+        self.passes.append(
+            PassRecord(
+                index=len(self.passes),
+                name=event.name,
+                ir=ir,
+                changed=bool(added or removed),
+                added=added,
+                removed=removed,
+                seconds=seconds,
+                phase=event.phase,
+            )
+        )
+        self._last_hash, self._last_ir = digest, ir
+        self.lower_s = time.perf_counter() - (self._first_start or started)
+        if event.name == _LAYOUT_PASS:
+            self._snapshot_layouts(mod)
+
+    def _snapshot_layouts(self, mod: Any) -> None:
+        # A layout we cannot tabulate must not fail the compile it observes.
+        try:
+            self.layouts.update(layouts_of_module(mod, self.warnings))
+        except Exception as exc:
+            self.warnings.append(f"layouts not tabulated: {type(exc).__name__}: {exc}")
+
+    # -- registration ---------------------------------------------------------
+    def installed(self):
+        """A context in which this thread's compiles report their passes to this recorder."""
+        from tilelang.instrumentation import (
+            PassInstrumentationTool,
+            StackedPassInstrument,
+            register_pass_instrumentation_tool,
+            unregister_pass_instrumentation_tool,
+        )
+
+        recorder = self
+
+        class _RecorderTool(PassInstrumentationTool):
+            def create_pass_instrument(self):
+                return StackedPassInstrument(recorder, capture_nested=False)
+
+        def factory() -> PassInstrumentationTool:
+            # Compiles on other threads get a silent tool, not this recorder.
+            return _RecorderTool() if threading.get_ident() == recorder._thread else PassInstrumentationTool()
+
+        @contextmanager
+        def scope():
+            tool_name = f"tilelab-{uuid.uuid4().hex}"
+            register_pass_instrumentation_tool(tool_name, factory)
+            try:
+                yield
+            finally:
+                unregister_pass_instrumentation_tool(tool_name)
+
+        return scope()
