@@ -111,7 +111,8 @@ def run_tilelang() -> dict:
     return {"wall_s": wall, "best_config": best_config, **_retime(kernel)}
 
 
-def _child(tool: str) -> dict:
+def _child(tool: str, script: str = __file__) -> dict:
+    """Run ``script --tool TOOL`` with a cold TileLang cache; its last stdout line is its JSON report."""
     env = dict(os.environ)
     env["TILELANG_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"tilelang-cache-{tool}-")
     env["TILELANG_AUTO_TUNING_CPU_COUNTS"] = str(os.cpu_count())
@@ -120,7 +121,7 @@ def _child(tool: str) -> dict:
     started = time.perf_counter()
     try:  # progress goes to stderr (shown live); the JSON report is the last line of stdout
         proc = subprocess.run(
-            [sys.executable, __file__, "--tool", tool], env=env, stdout=subprocess.PIPE, text=True, timeout=TOOL_TIMEOUT_S
+            [sys.executable, script, "--tool", tool], env=env, stdout=subprocess.PIPE, text=True, timeout=TOOL_TIMEOUT_S
         )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {TOOL_TIMEOUT_S} s"}
