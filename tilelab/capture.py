@@ -216,6 +216,8 @@ def _elaborate(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice) -> 
         configs = {**dict(func.attrs["tilelang_pass_configs"]), **configs}
     configs[tilelang.PassConfigKey.TL_EMIT_LINE_DIRECTIVES] = True
     out_idx = None if (func.attrs and "tilelang_out_idx" in func.attrs) else kernel.out_idx
+    if isinstance(out_idx, (list, tuple)):
+        out_idx = list(out_idx)  # tilelang normalises it in place; the kernel's own list must not change
     return func, {"out_idx": out_idx, "pass_configs": configs, "execution_backend": kernel.execution_backend}
 
 

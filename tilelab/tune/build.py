@@ -122,6 +122,10 @@ def elaborate(kernel: Any, args: tuple, kwargs: dict, target: Any) -> Any:
         return kernel(*args, **kwargs)
 
 
+def _copied(out_idx: Any) -> Any:
+    return list(out_idx) if isinstance(out_idx, (list, tuple)) else out_idx
+
+
 def build(kernel: Any, args: tuple, kwargs: dict, choice: Any) -> Any:
     """Elaborate and compile one config for ``choice`` (a ``tilelab.targets.TargetChoice``).
 
@@ -134,6 +138,9 @@ def build(kernel: Any, args: tuple, kwargs: dict, choice: Any) -> Any:
     options = {"out_idx": None, "execution_backend": None, "pass_configs": None, "compile_flags": None}
     if _is_jit(kernel):
         options = {name: getattr(kernel, name) for name in options}
+        # tilelang normalises out_idx in place ([-1] -> [2]) when it loads a kernel from its disk
+        # cache, which would change every later cache key in this process: hand it a copy.
+        options["out_idx"] = _copied(options["out_idx"])
         if func.attrs and "tilelang_out_idx" in func.attrs:
             options["out_idx"] = None
     if choice.runnable:
