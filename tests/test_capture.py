@@ -21,9 +21,12 @@ def gemm_sm80() -> KernelRecord:
 
 
 def test_gemm_lowered_for_sm90_records_every_pass_and_wgmma(gemm_sm90):
+    from conftest import cuda_available
+
     assert gemm_sm90.status is Status.OK
-    assert gemm_sm90.mode is CompileMode.LOWERED
-    assert gemm_sm90.arch == "sm_90"
+    # On a Hopper GPU, sm_90 is the present device: compiled (as sm_90a) rather than lowered.
+    assert gemm_sm90.mode is (CompileMode.COMPILED if cuda_available() else CompileMode.LOWERED)
+    assert gemm_sm90.arch.startswith("sm_90")
     assert len(gemm_sm90.passes) >= 70
     assert "tl.LayoutInference" in [p.name for p in gemm_sm90.passes]
     assert [p.index for p in gemm_sm90.passes] == list(range(len(gemm_sm90.passes)))

@@ -39,7 +39,7 @@ def test_cell_compiles_its_kernel_and_binds_kernel_and_record(ip, gemm_view):
     record = ip.user_ns["matmul_record"]
     assert isinstance(record, KernelRecord)
     assert ip.user_ns["_tl"] is record
-    assert record.ok and record.arch == "sm_90" and len(record.passes) >= 70
+    assert record.ok and record.arch.startswith("sm_90") and len(record.passes) >= 70
     assert default_registry().latest("matmul") == record
 
 
