@@ -124,7 +124,7 @@ def test_history_restores_the_rows_in_a_new_process(sweep, db):
 
 def test_rerun_skips_configs_already_measured(sweep, db):
     again = _sweep(db, block=tilelab.choices([*BLOCKS, 16]))
-    measured = [row for row in again.rows.values() if not row.cached]
+    measured = [row for row in again.ordered_rows() if not row.cached]  # rows arrive in completion order
 
     assert [row.config for row in measured] == [{"block": 16, "chunk": 1}, {"block": 16, "chunk": 4}]
     assert again.done == 10 and again.best.latency_ms <= sweep.best.latency_ms
