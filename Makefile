@@ -14,7 +14,7 @@ LABEXT := extension/labextension/package.json
 LABEXT_SOURCES := package.json package-lock.json tsconfig.json $(wildcard src/*.ts) \
 	$(wildcard extension/style/*) $(wildcard extension/schema/*.json)
 
-.PHONY: setup test lab lint browser clean
+.PHONY: setup test lab lint browser postgres clean
 
 setup: $(STAMP)
 
@@ -32,9 +32,18 @@ node_modules/.package-lock.json: package.json package-lock.json
 $(LABEXT): $(TOOLS) node_modules/.package-lock.json $(LABEXT_SOURCES)
 	PATH="$(abspath $(BIN)):$$PATH" $(NPM) run build:prod
 
+# The widgets' front-end (src/widgets, CodeMirror): one ES module per entry in tilelab/views/static/,
+# which anywidget loads from the package (build:prod builds it too; this rule rebuilds only it).
+WIDGETS := tilelab/views/static/explorer.js
+WIDGETS_SOURCES := tsconfig.json webpack.widgets.config.js $(wildcard src/widgets/*.ts)
+
+$(WIDGETS): $(LABEXT) $(WIDGETS_SOURCES)
+	PATH="$(abspath $(BIN)):$$PATH" $(NPM) run build:lib
+	PATH="$(abspath $(BIN)):$$PATH" $(NPM) run build:widgets
+
 # The editable install copies the bundle into $(VENV)/share/jupyter/labextensions/tilelab,
 # so a rebuilt bundle is installed again.
-$(STAMP): pyproject.toml $(TOOLS) $(LABEXT)
+$(STAMP): pyproject.toml $(TOOLS) $(LABEXT) $(WIDGETS)
 	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install -q --no-build-isolation -e ".[test]"
 	touch $@
@@ -43,15 +52,21 @@ $(STAMP): pyproject.toml $(TOOLS) $(LABEXT)
 browser:
 	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver; }
 
+# Debian's PostgreSQL for the shared-history tests (tests/postgres_server.py starts its own server).
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql; }
+
 lint: setup
 	$(BIN)/ruff check tilelab tests bench
+	$(BIN)/lint-imports
 
-test: setup browser
+test: setup browser postgres
 	$(BIN)/ruff check tilelab tests bench
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q tests
 
 lab: setup
 	$(BIN)/jupyter lab notebooks/quickstart.ipynb
 
 clean:
-	rm -rf $(VENV) node_modules lib extension/labextension tests/ui/artifacts
+	rm -rf $(VENV) node_modules lib extension/labextension tilelab/views/static tests/ui/artifacts

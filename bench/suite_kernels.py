@@ -1,32 +1,84 @@
 """The kernels the benchmark suite tunes: an fp16 GEMM and a FlashAttention forward.
 
 Both are ordinary ``@tilelang.jit`` kernels (module level, so ``tilelab.tune``
-ships them to its compile workers by reference). Compared with the GEMM in
-``tests/kernels.py`` this one adds a threadblock swizzle (``T.use_swizzle``:
-neighbouring blocks share rows of A and columns of B in L2, which matters once
-N reaches 8192-28672). The attention kernel is the online-softmax forward of
-``tests/kernels.py`` with fast math on (``TL_ENABLE_FAST_MATH``, as TileLang's
-own Hopper attention examples compile it). A hand-written ``order`` / ``stage``
-schedule on ``T.Pipelined`` (the ``wgmma_pipelined`` example's) lowers to the
-very same CUDA for sm_90a in 0.1.15 as the inferred pipeline (checked: identical
-source), so the kernel leaves scheduling to TileLang and tunes ``num_stages``.
+ships them to its compile workers by reference). Their knobs are the ones that
+moved the H200 timings (``bench/notes_vendor_speed.md`` has each step measured):
+
+GEMM. ``epilogue="shared"`` stages the fp16 tile through shared memory and
+stores it with TMA (``stmatrix`` + ``cp.async.bulk.tensor``; TileLang reuses the
+pipeline's buffers for it, so it costs no shared memory) instead of 64 scattered
+4-byte stores a thread. ``policy`` is the ``T.GemmWarpPolicy`` by name: with two
+consumer warpgroups, ``FullRow`` gives each a 64-row slab and one ``m64n256k16``
+wgmma per k-step for 128×256 tiles, where ``Square`` splits the columns
+(``m64n128``, and ``m64n64`` for 256×128 tiles): more shared-memory reads for
+the same work. ``persistent`` launches one block per SM (``sm_count``: 132 on
+the H100 and H200) looping over tiles with ``T.Persistent``; the producer
+warpgroup then loads the next tile while the consumers store this one (3-6 %
+slower than the rasterised grid on the H200, so the suite leaves it out).
+``swizzle`` is the rasterisation panel (``T.use_swizzle``) of the
+non-persistent grid. ``threads`` counts consumer threads: TileLang adds the
+producer warpgroup (256 -> 384 launched).
+
+Attention. The online-softmax forward with fast math (``TL_ENABLE_FAST_MATH``,
+as TileLang's own Hopper attention examples compile it). The running maximum
+takes the previous maximum into account before it is used, so a row of a
+causal tile that is entirely masked (``block_N < block_M``) keeps a finite
+maximum instead of giving ``exp2(-inf - -inf) = NaN``. The causal mask is only
+built on the tiles that cross the diagonal; the others start from zero like the
+non-causal path (where the first wgmma clears the accumulator itself). Causal
+q-tiles launch longest first (``heavy_first``), so the grid ends on short blocks. The
+``order``/``stage`` schedule of TileLang's ``*_wgmma_pipelined`` example lowers
+to the same CUDA as the inferred pipeline under warp specialisation in 0.1.15
+(checked: identical source), so the kernel tunes ``num_stages`` only.
 
 The module is named ``suite_kernels`` rather than ``kernels`` so that it never
 shadows ``tests/kernels.py`` on a shared ``sys.path``. No ``from __future__ import
 annotations``: TileLang evaluates the ``T.Tensor(shape, ...)`` annotations.
 """
 
-
 import tilelang
 import tilelang.language as T
 
 __all__ = ["flash_attention", "matmul"]
 
+H100_H200_SMS = 132
+
 
 @tilelang.jit(out_idx=[-1])
-def matmul(M, N, K, block_M=128, block_N=256, block_K=64, num_stages=3, threads=256, swizzle=10):
-    """``C = A @ B``: fp16 inputs, fp32 accumulation, fp16 output; ``swizzle=0`` turns rasterisation off."""
+def matmul(
+    M, N, K, block_M=128, block_N=256, block_K=64, num_stages=3, threads=256, swizzle=10,
+    policy="FullRow", epilogue="shared", persistent=False, sm_count=H100_H200_SMS,
+):  # fmt: skip
+    """``C = A @ B``: fp16 inputs, fp32 accumulation, fp16 output (knobs: the module docstring)."""
     dtype, accum_dtype = T.float16, T.float32
+    warp_policy = getattr(T.GemmWarpPolicy, policy)
+
+    @T.macro
+    def tile(A, B, C, A_shared, B_shared, C_local, C_shared, bx, by):
+        T.clear(C_local)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+            T.copy(A[by * block_M, k * block_K], A_shared)
+            T.copy(B[k * block_K, bx * block_N], B_shared)
+            T.gemm(A_shared, B_shared, C_local, policy=warp_policy)
+        if epilogue == "shared":
+            T.copy(C_local, C_shared)
+            T.copy(C_shared, C[by * block_M, bx * block_N])
+        else:
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    if persistent:
+
+        @T.prim_func
+        def gemm_persistent(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+            with T.Kernel(sm_count, threads=threads) as block:
+                A_shared = T.alloc_shared((block_M, block_K), dtype)
+                B_shared = T.alloc_shared((block_K, block_N), dtype)
+                C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+                C_shared = T.alloc_shared((block_M, block_N), dtype)
+                for by, bx in T.Persistent([T.ceildiv(M, block_M), T.ceildiv(N, block_N)], sm_count, block):
+                    tile(A, B, C, A_shared, B_shared, C_local, C_shared, bx, by)
+
+        return gemm_persistent
 
     @T.prim_func
     def gemm(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
@@ -34,27 +86,37 @@ def matmul(M, N, K, block_M=128, block_N=256, block_K=64, num_stages=3, threads=
             A_shared = T.alloc_shared((block_M, block_K), dtype)
             B_shared = T.alloc_shared((block_K, block_N), dtype)
             C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            C_shared = T.alloc_shared((block_M, block_N), dtype)
             T.use_swizzle(panel_size=max(swizzle, 1), enable=swizzle > 0)
-            T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
-                T.copy(A[by * block_M, k * block_K], A_shared)
-                T.copy(B[k * block_K, bx * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local)
-            T.copy(C_local, C[by * block_M, bx * block_N])
+            tile(A, B, C, A_shared, B_shared, C_local, C_shared, bx, by)
 
     return gemm
 
 
 @tilelang.jit(out_idx=[3], pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True})
-def flash_attention(batch, heads, seq_len, dim, is_causal, block_M=128, block_N=128, num_stages=2, threads=256):
-    """Attention forward over ``[batch, seq, heads, dim]`` fp16 tensors (softmax scale ``1/sqrt(dim)``)."""
+def flash_attention(
+    batch, heads, seq_len, dim, is_causal, block_M=128, block_N=128, num_stages=2, threads=256,
+    causal_mask="diagonal", heavy_first=True,
+):  # fmt: skip
+    """Attention forward over ``[batch, seq, heads, dim]`` fp16 tensors (softmax scale ``1/sqrt(dim)``).
+
+    ``causal_mask="every"`` builds the mask on every key tile and ``heavy_first=False`` launches the
+    q-tiles in order (the first version's choices: the same result, more work, a longer tail).
+    """
     scale = (1.0 / dim) ** 0.5 * 1.44269504  # log2(e): exp2 instead of exp
     shape = [batch, seq_len, heads, dim]
     dtype, accum_dtype = T.float16, T.float32
 
+    @T.macro
+    def causal_scores(acc_s, bx, k):
+        for i, j in T.Parallel(block_M, block_N):
+            acc_s[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j, 0, -T.infinity(acc_s.dtype))
+
     @T.prim_func
     def attention(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), V: T.Tensor(shape, dtype), Output: T.Tensor(shape, dtype)):
-        with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=threads) as (bx, by, bz):
+        with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=threads) as (launched, by, bz):
+            # causal: the q-tile with the most key tiles starts first, so the grid ends on short blocks, not long ones
+            bx = T.ceildiv(seq_len, block_M) - 1 - launched if is_causal and heavy_first else launched
             Q_shared = T.alloc_shared([block_M, dim], dtype)
             K_shared = T.alloc_shared([block_N, dim], dtype)
             V_shared = T.alloc_shared([block_N, dim], dtype)
@@ -74,18 +136,22 @@ def flash_attention(batch, heads, seq_len, dim, is_causal, block_M=128, block_N=
             T.fill(scores_max, -T.infinity(accum_dtype))
             loop_range = T.min(T.ceildiv(seq_len, block_N), T.ceildiv((bx + 1) * block_M, block_N)) if is_causal else T.ceildiv(seq_len, block_N)
             for k in T.Pipelined(loop_range, num_stages=num_stages):
-                # S = Q K^T; the causal mask is S's initial value
+                # S = Q K^T; under a causal mask S starts at 0 / -inf on the tiles that cross the diagonal
                 T.copy(K[bz, k * block_N : (k + 1) * block_N, by, :], K_shared)
-                if is_causal:
-                    for i, j in T.Parallel(block_M, block_N):
-                        acc_s[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j, 0, -T.infinity(acc_s.dtype))
-                else:
-                    T.clear(acc_s)
-                T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-                # online softmax: running max, rescale factor, exponentials, running sum
+                if is_causal and causal_mask == "every":
+                    causal_scores(acc_s, bx, k)
+                elif is_causal:
+                    if (k + 1) * block_N > bx * block_M:
+                        causal_scores(acc_s, bx, k)
+                    else:
+                        T.clear(acc_s)
+                T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow, clear_accum=not is_causal)
+                # online softmax: running max (never below the previous one), rescale factor, exponentials, running sum
                 T.copy(scores_max, scores_max_prev)
                 T.fill(scores_max, -T.infinity(accum_dtype))
                 T.reduce_max(acc_s, scores_max, dim=1, clear=False)
+                for i in T.Parallel(block_M):
+                    scores_max[i] = T.max(scores_max[i], scores_max_prev[i])
                 for i in T.Parallel(block_M):
                     scores_scale[i] = T.exp2(scores_max_prev[i] * scale - scores_max[i] * scale)
                 for i, j in T.Parallel(block_M, block_N):

@@ -107,7 +107,12 @@ def _config(config: dict | None) -> str:
     if not config:
         return "—"
     short = {"block_M": "M", "block_N": "N", "block_K": "K", "num_stages": "stages", "threads": "thr"}
-    return " ".join(f"{short.get(k, k)}={v}" for k, v in config.items())
+    words = {"policy": "{}", "epilogue": "{} epilogue", "persistent": "persistent"}  # knobs that read as words
+    return " ".join(
+        words[k].format(v) if k in words else f"{short.get(k, k)}={v}"
+        for k, v in config.items()
+        if not (k == "persistent" and not v)
+    )
 
 
 def _tuned_table(rows: list[dict], section: str) -> list[str]:

@@ -17,6 +17,7 @@ import {
   COMM_TARGET,
   IItemReply,
   IRecordSummary,
+  IViewReply,
   ITuningSummary,
   ItemKind,
   KernelMessage as BridgeMessage,
@@ -46,8 +47,10 @@ export interface IPanelState {
   problem: string | null;
 }
 
+type Reply = IItemReply | IViewReply;
+
 interface IPending {
-  resolve: (reply: IItemReply) => void;
+  resolve: (reply: Reply) => void;
   reject: (error: Error) => void;
 }
 
@@ -81,17 +84,26 @@ export class TileLabModel {
     return this._isDisposed;
   }
 
+  /** The notebook whose kernel the model follows (its widget manager renders live views). */
+  get notebook(): NotebookPanel | null {
+    return this._notebook;
+  }
+
   /** Ask the kernel for one item's summary and, with `html`, its static snapshot. */
   requestItem(kind: ItemKind, id: string, html: boolean): Promise<IItemReply> {
-    const comm = this._comm;
-    if (comm === null || this._state.phase !== 'ready') {
-      return Promise.reject(new Error('not connected'));
+    return this._request({ type: 'get', kind, id, html }) as Promise<IItemReply>;
+  }
+
+  /** Ask the kernel for one item's live view (a widget bundle, or null and why). */
+  requestView(kind: ItemKind, id: string): Promise<IViewReply> {
+    return this._request({ type: 'open', kind, id }) as Promise<IViewReply>;
+  }
+
+  /** Ask the kernel to forget its records and tuning runs (the list then comes back empty). */
+  clear(): void {
+    if (this._comm !== null && this._state.phase === 'ready') {
+      this._send(this._comm, { type: 'clear' });
     }
-    const seq = ++this._seq;
-    return new Promise<IItemReply>((resolve, reject) => {
-      this._pending.set(seq, { resolve, reject });
-      this._send(comm, { type: 'get', kind, id, html }, seq);
-    });
   }
 
   /** Reconnect now (the panel's retry button). */
@@ -110,6 +122,18 @@ export class TileLabModel {
     Signal.clearData(this);
   }
 
+  private _request(request: Request): Promise<Reply> {
+    const comm = this._comm;
+    if (comm === null || this._state.phase !== 'ready') {
+      return Promise.reject(new Error('not connected'));
+    }
+    const seq = ++this._seq;
+    return new Promise<Reply>((resolve, reject) => {
+      this._pending.set(seq, { resolve, reject });
+      this._send(comm, request, seq);
+    });
+  }
+
   private _onCurrentChanged(_: INotebookTracker, panel: NotebookPanel | null): void {
     this._follow(panel);
   }
@@ -122,6 +146,7 @@ export class TileLabModel {
     this._unwatch();
     this._dropComm();
     this._context = context;
+    this._notebook = panel;
     if (context === null) {
       this._setState({ ...EMPTY });
       return;
@@ -252,6 +277,7 @@ export class TileLabModel {
         }
         break;
       case 'item':
+      case 'view':
         this._settle(message.seq, message, null);
         break;
       case 'error':
@@ -265,7 +291,7 @@ export class TileLabModel {
     }
   }
 
-  private _settle(seq: number | undefined, reply: IItemReply | null, error: string | null): boolean {
+  private _settle(seq: number | undefined, reply: Reply | null, error: string | null): boolean {
     const pending = seq === undefined ? undefined : this._pending.get(seq);
     if (seq === undefined || pending === undefined) {
       return false;
@@ -303,6 +329,7 @@ export class TileLabModel {
 
   private _tracker: INotebookTracker;
   private _context: ISessionContext | null = null;
+  private _notebook: NotebookPanel | null = null;
   private _comm: Kernel.IComm | null = null;
   private _state: IPanelState = { ...EMPTY };
   private _pending = new Map<number, IPending>();

@@ -2,15 +2,19 @@
  * The messages of the `tilelab` comm, mirrored from `tilelab/bridge.py`
  * (its module docstring is the reference).
  *
- * Every message is `{v: 1, type, ...}`; a request may carry `seq`, which the
- * reply echoes. The panel only asks for data: it never asks the kernel to run
- * code and never runs what it is sent.
+ * Every message is `{v: 2, type, ...}`; a request may carry `seq`, which the
+ * reply echoes. The panel only asks for data by id: it never asks the kernel to
+ * run code. Snapshots are shown in a sandboxed iframe; a live view's bundle is
+ * a widget id rendered by the notebook's own widget manager.
+ *
+ * Version 2 added `open` (a live view's mime bundle), `clear`, and the run
+ * facts of record summaries (`created`, `run`, `current`).
  */
 
 import type { JSONObject } from '@lumino/coreutils';
 
 /** The protocol version this panel speaks. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** The comm target registered by `%load_ext tilelab`. */
 export const COMM_TARGET = 'tilelab';
@@ -31,6 +35,12 @@ export interface IRecordSummary {
   error: string | null;
   best_latency_ms: number | null;
   from_cache: boolean;
+  /** When the compile finished (seconds since the epoch). */
+  created: number;
+  /** Its number among the runs of its kernel name, from 1. */
+  run: number;
+  /** Whether it is the newest run of its kernel name. */
+  current: boolean;
 }
 
 /** A tuning run's summary (`TuneResult.summary()`); only `id` is required. */
@@ -54,7 +64,9 @@ export type Request =
   | { type: 'list' }
   | { type: 'subscribe' }
   | { type: 'unsubscribe' }
-  | { type: 'get'; kind: ItemKind; id: string; html: boolean };
+  | { type: 'get'; kind: ItemKind; id: string; html: boolean }
+  | { type: 'open'; kind: ItemKind; id: string }
+  | { type: 'clear' };
 
 export interface IHelloReply {
   type: 'hello';
@@ -76,6 +88,16 @@ export interface IItemReply {
   html?: string | null;
 }
 
+/** The reply to `open`: the live view's mime bundle, or null and why not. */
+export interface IViewReply {
+  type: 'view';
+  kind: ItemKind;
+  id: string;
+  summary: IRecordSummary | ITuningSummary;
+  bundle: JSONObject | null;
+  problem?: string | null;
+}
+
 export interface IUpdate {
   type: 'update';
   kind: ItemKind;
@@ -90,7 +112,7 @@ export interface IErrorReply {
 }
 
 /** Messages, kernel to panel. */
-export type KernelMessage = (IHelloReply | IListReply | IItemReply | IUpdate | IErrorReply) & {
+export type KernelMessage = (IHelloReply | IListReply | IItemReply | IViewReply | IUpdate | IErrorReply) & {
   seq?: number;
 };
 
@@ -137,7 +159,10 @@ export function isRecordSummary(value: unknown): value is IRecordSummary {
     isNumber(value.passes) &&
     isNumber(value.compile_s) &&
     isOptional(value.error, isString) &&
-    isOptional(value.best_latency_ms, isNumber)
+    isOptional(value.best_latency_ms, isNumber) &&
+    isNumber(value.created) &&
+    isNumber(value.run) &&
+    isBoolean(value.current)
   );
 }
 
@@ -178,6 +203,14 @@ function checkBody(data: Data): string | null {
         isOptional(data.html, isString)
         ? null
         : 'item';
+    case 'view':
+      return isKind(data.kind) &&
+        isString(data.id) &&
+        isSummary(data.kind, data.summary) &&
+        (data.bundle === null || isObject(data.bundle)) &&
+        isOptional(data.problem, isString)
+        ? null
+        : 'view';
     case 'update':
       return isKind(data.kind) && isSummary(data.kind, data.summary) ? null : 'update';
     case 'error':
@@ -187,7 +220,7 @@ function checkBody(data: Data): string | null {
   }
 }
 
-const KNOWN_TYPES = new Set(['hello', 'list', 'item', 'update', 'error']);
+const KNOWN_TYPES = new Set(['hello', 'list', 'item', 'view', 'update', 'error']);
 
 /** Validate one `comm_msg` payload from the kernel. */
 export function parseMessage(data: unknown): Parsed {

@@ -86,3 +86,62 @@ def parse_element(markup: str) -> Node:
     if not builder.done:
         raise AssertionError(f"unclosed tags: {[n.tag for n in builder.stack[1:]]}")
     return builder.root.children[0]
+
+
+FORBIDDEN_TAGS = {"script", "img", "iframe", "object", "embed", "textarea", "base", "form", "frame", "frameset"}
+
+
+class _Audit(HTMLParser):
+    """Lenient: every start tag with its attributes, the visible text, and the text of ``<style>`` blocks."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, list[tuple[str, str | None]]]] = []
+        self.text: list[str] = []
+        self.css: list[str] = []
+        self._in_style = False
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, attrs))
+        self._in_style = tag == "style"
+
+    def handle_startendtag(self, tag, attrs):
+        self.tags.append((tag, attrs))
+
+    def handle_endtag(self, tag):
+        if tag == "style":
+            self._in_style = False
+
+    def handle_data(self, data):
+        (self.css if self._in_style else self.text).append(data)
+
+
+def css_selectors(css: str) -> list[str]:
+    """The selectors of every rule in ``css`` (no nesting, as pandas' Styler writes it)."""
+    selectors = []
+    for rule in css.split("}"):
+        if "{" in rule:
+            selectors += [s.strip() for s in rule.split("{", 1)[0].split(",") if s.strip()]
+    return selectors
+
+
+def assert_inert(markup: str, *texts: str) -> None:
+    """``markup`` runs nothing (no script, event handler or ``javascript:`` URL; styles only scoped to ids),
+    and each of ``texts`` is visible in it as plain text."""
+    audit = _Audit()
+    audit.feed(markup)
+    audit.close()
+    for tag, attrs in audit.tags:
+        assert tag not in FORBIDDEN_TAGS, f"live <{tag}> in {markup[:200]!r}"
+        for name, value in attrs:
+            assert not name.lower().startswith("on"), f"event handler {name}={value!r} on <{tag}>"
+            squeezed = "".join((value or "").split()).lower()
+            assert "javascript:" not in squeezed, f"javascript: URL in {name}={value!r} on <{tag}>"
+    css = "".join(audit.css)
+    assert "alert" not in css and "<" not in css, f"user text inside a <style> block: {css[:200]!r}"
+    for selector in css_selectors(css):
+        # A Styler scopes its rules to its table's id; a DataFrame's repr ships pandas' fixed ``.dataframe`` rules.
+        assert selector.startswith(("#T_", ".dataframe ")), f"a <style> rule reaching outside its table: {selector!r}"
+    visible = "".join(audit.text)
+    for text in texts:
+        assert text in visible, f"{text!r} is not visible as text"

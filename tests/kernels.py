@@ -100,3 +100,59 @@ def flash_attention(batch=1, heads=32, seq_len=1024, dim=128, is_causal=False, b
             T.copy(O_shared, Output[bz, bx * block_M : (bx + 1) * block_M, by, :])
 
     return attention
+
+
+@tilelang.autotune(configs=[{"block_M": 64, "block_N": 64}, {"block_M": 128, "block_N": 64}, {"block_M": 128, "block_N": 128}])
+@tilelang.jit(out_idx=[-1])
+def autotuned_matmul(M=512, N=512, K=512, block_M=128, block_N=128, block_K=32):
+    """A GEMM wrapped in @tilelang.autotune, as 15 of TileLang's examples are."""
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), T.float16), B: T.Tensor((K, N), T.float16), C: T.Tensor((M, N), T.float16)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), T.float16)
+            B_shared = T.alloc_shared((block_K, block_N), T.float16)
+            C_local = T.alloc_fragment((block_M, block_N), T.float32)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return gemm
+
+
+@tilelang.jit
+def two_kernels(N=1024, block=128):
+    """Two device kernels (as flash-decoding's split and combine are), each allocating a fragment called acc."""
+    @T.prim_func
+    def main(A: T.Tensor((N, N), T.float32), B: T.Tensor((N, N), T.float32)):
+        with T.Kernel(N // block, threads=128) as bx:
+            acc = T.alloc_fragment((block, 32), T.float32)
+            T.copy(A[bx * block, 0], acc)
+            T.copy(acc, B[bx * block, 0])
+        with T.Kernel(N // block, threads=256) as bx:
+            acc = T.alloc_fragment((block, 64), T.float32)
+            T.copy(B[bx * block, 0], acc)
+            T.copy(acc, A[bx * block, 0])
+
+    return main
+
+
+@tilelang.jit(out_idx=[-1])
+def row_sum(M=1024, N=1024, block_M=128, block_N=128, threads=256):
+    """Row sums through ``T.alloc_reducer`` (a ``tl.PartialFragment`` layout)."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float16), Out: T.Tensor((M,), T.float32)):
+        with T.Kernel(T.ceildiv(M, block_M), threads=threads) as bm:
+            acc = T.alloc_reducer(block_M, T.float32, replication="all")
+            T.clear(acc)
+            for bn in T.Pipelined(T.ceildiv(N, block_N), num_stages=2):
+                tile = T.alloc_fragment((block_M, block_N), T.float16)
+                T.copy(A[bm * block_M, bn * block_N], tile)
+                for i, j in T.Parallel(block_M, block_N):
+                    acc[i] += tile[i, j]
+            T.finalize_reducer(acc)
+            T.copy(acc, Out[bm * block_M])
+
+    return main

@@ -121,7 +121,7 @@ def sample_record(name: str = "gemm", evil: bool = False, arch: str = "sm_90") -
         passes=_passes(evil),
         source=source,
         layouts=layouts,
-        launch=LaunchRecord((8, 8, 1), (128, 1, 1), 49152),
+        launches=(LaunchRecord((8, 8, 1), (128, 1, 1), 49152, kernel="gemm_kernel"),),
         timings=TimingRecord(0.01, 0.2, 0.0),
         warnings=(f"careful {EVIL}",) if evil else (),
     )

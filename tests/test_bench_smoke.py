@@ -100,3 +100,13 @@ def test_goals_are_unmeasured_when_nothing_was_timed():
     goals = suite_report.evaluate_goals([{"section": "gemm", "status": "lowered"}], ["gemm"])
 
     assert goals == [{"section": "gemm", "goal": "GEMM geomean vs torch.matmul", "target": "≥ 1.00×", "measured": None, "shown": "not measured", "met": None}]
+
+
+def test_config_labels_read_the_gemm_knobs_as_words_and_leave_out_non_persistent():
+    import suite_report
+
+    plain = {"block_M": 128, "num_stages": 3, "policy": "Square", "epilogue": "registers", "persistent": False}
+    persistent = {"block_M": 128, "num_stages": 3, "policy": "FullRow", "epilogue": "shared", "persistent": True}
+
+    assert suite_report._config(plain) == "M=128 stages=3 Square registers epilogue"
+    assert suite_report._config(persistent) == "M=128 stages=3 FullRow shared epilogue persistent"

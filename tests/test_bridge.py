@@ -12,12 +12,17 @@ import queue
 import textwrap
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from sample_records import sample_record
 
 from tilelab.bridge import PROTOCOL_VERSION, BridgeSession, register, unregister
+from tilelab.records import Status
 from tilelab.registry import Registry
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 jupyter_client = pytest.importorskip("jupyter_client")
 
@@ -53,6 +58,7 @@ class Panel:
         self.client = client
         self.comm_id = uuid.uuid4().hex
         self.closed = False
+        self.widgets_opened: list[str] = []  # comm ids of the widget models the kernel announced
         self._send("comm_open", {"comm_id": self.comm_id, "target_name": "tilelab", "data": data or {}})
 
     def send(self, data) -> None:
@@ -81,6 +87,8 @@ class Panel:
         except queue.Empty:
             return []
         content = msg["content"]
+        if msg["msg_type"] == "comm_open" and content.get("target_name") == "jupyter.widget":
+            self.widgets_opened.append(content["comm_id"])
         if content.get("comm_id") != self.comm_id:
             return []
         if msg["msg_type"] == "comm_close":
@@ -173,13 +181,25 @@ def test_a_message_that_is_not_an_object_gets_an_invalid_error(kernel):
     panel.close()
 
 
-def test_unknown_message_types_are_ignored(kernel):
+def test_an_unknown_message_type_gets_an_invalid_error_and_runs_nothing(kernel):
     panel = Panel(kernel)
-    panel.send({"v": PROTOCOL_VERSION, "type": "execute", "code": "1/0", "seq": 1})
 
-    reply = panel.request(hello())
+    reply = panel.request({"v": PROTOCOL_VERSION, "type": "execute", "code": "import os; os._exit(1)"})
 
-    assert reply["type"] == "hello"  # the first reply is the hello: nothing answered "execute"
+    assert (reply["type"], reply["code"]) == ("error", "invalid")
+    assert "execute" in reply["message"]
+    assert panel.request(hello())["type"] == "hello"  # the kernel is still there
+    panel.close()
+
+
+def test_a_comm_message_without_data_gets_a_protocol_error(kernel):
+    panel = Panel(kernel)
+
+    panel._send("comm_msg", {"comm_id": panel.comm_id})
+
+    reply = panel.wait(lambda m: m["type"] == "error")
+    assert reply["code"] == "invalid" and "needs data" in reply["message"]
+    assert panel.request(hello())["type"] == "hello"
     panel.close()
 
 
@@ -228,6 +248,23 @@ def test_get_returns_the_summary_then_the_html_snapshot_on_demand(kernel):
     assert detail["type"] == "item", detail
     assert isinstance(detail["html"], str) and "snap_gemm" in detail["html"]
     assert "<script" not in detail["html"].lower()
+    panel.close()
+
+
+def test_open_builds_the_live_explorer_whose_widget_the_front_end_is_told_about(kernel):
+    execute(kernel, MAKE_RECORD.format(name="live_gemm"))
+    panel = Panel(kernel)
+    listed = panel.request({"v": PROTOCOL_VERSION, "type": "list"})["records"]
+    record_id = next(r["id"] for r in listed if r["name"] == "live_gemm")
+
+    view = panel.request({"v": PROTOCOL_VERSION, "type": "open", "kind": "record", "id": record_id})
+
+    assert view["type"] == "view" and view["summary"]["current"] is True, view
+    if view["bundle"] is None:
+        pytest.skip(f"no live view here: {view['problem']}")
+    model_id = view["bundle"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+    assert model_id in panel.widgets_opened  # announced on iopub before the reply: the widget manager knows it
+    assert "live_gemm" in view["bundle"]["text/plain"]
     panel.close()
 
 
@@ -299,16 +336,120 @@ def test_register_is_a_no_op_without_a_kernel():
     register(object())
 
 
-@pytest.mark.parametrize("kind", ["run_cell", "change", "_on_change", "__init__", "close"])
-def test_the_session_ignores_an_unknown_type_with_a_warning(caplog, kind):
+def answers(message, registry: Registry | None = None) -> list[dict]:
+    """What a session says back to ``message``."""
     sent: list[dict] = []
-    session = BridgeSession(sent.append, Registry())
+    BridgeSession(sent.append, registry or Registry()).handle(message)
+    return sent
+
+
+def runs_of(name: str, statuses: list[Status]) -> Registry:
+    """A registry holding one run of ``name`` per status, a second apart, oldest first."""
+    registry = Registry()
+    for number, status in enumerate(statuses):
+        registry.add(replace(sample_record(name), status=status, created=1_000.0 + number, id=f"{name}-{number + 1}"))
+    return registry
+
+
+def test_records_list_with_their_run_number_time_and_current_marker():
+    registry = runs_of("gemm", [Status.OK, Status.FAILED, Status.OK])
+    registry.add(replace(sample_record("other"), created=999.0, id="other-1"))
+
+    (listed,) = answers({"v": PROTOCOL_VERSION, "type": "list"}, registry)
+
+    facts = {r["id"]: (r["run"], r["created"], r["current"], r["status"]) for r in listed["records"]}
+    assert facts == {
+        "gemm-1": (1, 1000.0, False, "ok"),
+        "gemm-2": (2, 1001.0, False, "failed"),
+        "gemm-3": (3, 1002.0, True, "ok"),
+        "other-1": (1, 999.0, True, "ok"),
+    }
+
+
+def test_clear_forgets_everything_and_pushes_the_empty_list_to_subscribers():
+    registry = runs_of("gemm", [Status.OK, Status.OK])
+    pushed: list[dict] = []
+    watcher = BridgeSession(pushed.append, registry)
+    watcher.handle({"v": PROTOCOL_VERSION, "type": "subscribe"})
+
+    (reply,) = answers({"v": PROTOCOL_VERSION, "type": "clear", "seq": 5}, registry)
+
+    assert (reply["type"], reply["seq"], reply["records"], reply["tuning"]) == ("list", 5, [], [])
+    assert registry.records() == []
+    assert pushed[-1] == {"v": PROTOCOL_VERSION, "type": "list", "records": [], "tuning": []}
+
+
+def test_open_answers_a_live_view_bundle_and_reuses_the_widget_already_shown():
+    pytest.importorskip("anywidget")
+    from tilelab.views import record_view
+
+    registry = runs_of("gemm", [Status.OK])
+    shown = record_view(registry.get("gemm-1")).widget  # what the notebook's output shows
+
+    (first,) = answers({"v": PROTOCOL_VERSION, "type": "open", "kind": "record", "id": "gemm-1", "seq": 1}, registry)
+    (second,) = answers({"v": PROTOCOL_VERSION, "type": "open", "kind": "record", "id": "gemm-1", "seq": 2}, registry)
+
+    assert first["type"] == "view" and first["summary"]["run"] == 1
+    if first["bundle"] is None:  # no built front-end here: the panel falls back to the snapshot
+        assert "bundle is missing" in first["problem"]
+        return
+    widget_view = first["bundle"]["application/vnd.jupyter.widget-view+json"]
+    assert widget_view["model_id"] == shown.model_id == second["bundle"][WIDGET_MIME]["model_id"]
+    assert set(first["bundle"]) == {WIDGET_MIME, "text/plain"} and first["problem"] is None
+
+
+@pytest.mark.parametrize(
+    ("message", "code"),
+    [
+        ({"type": "open", "kind": "record", "id": "nope"}, "not_found"),
+        ({"type": "open", "kind": "layout", "id": "gemm-1"}, "invalid"),
+        ({"type": "open", "kind": "record"}, "invalid"),
+    ],
+)
+def test_open_refuses_unknown_items_and_malformed_requests(message, code):
+    (reply,) = answers({"v": PROTOCOL_VERSION, **message}, runs_of("gemm", [Status.OK]))
+
+    assert (reply["type"], reply["code"]) == ("error", code)
+
+
+@pytest.mark.parametrize("kind", ["run_cell", "change", "_on_change", "__init__", "close"])
+def test_the_session_answers_an_unknown_type_with_an_invalid_error_and_a_warning(caplog, kind):
+    with caplog.at_level(logging.WARNING, logger="tilelab.bridge"):
+        sent = answers({"v": PROTOCOL_VERSION, "type": kind, "code": "import os", "seq": 4})
+
+    assert [(m["type"], m["code"], m["seq"]) for m in sent] == [("error", "invalid", 4)]
+    assert f"unknown type {kind!r}" in caplog.text
+
+
+@pytest.mark.parametrize("version", [True, "2", 2.0, None, [2], 1])
+def test_the_version_must_be_the_integer_protocol_version(version):
+    sent = answers({"v": version, "type": "hello", "seq": 3})
+
+    assert [(m["type"], m["code"], m["seq"]) for m in sent] == [("error", "version", 3)]
+    assert sent[0]["supported"] == [PROTOCOL_VERSION] == [2]
+
+
+@pytest.mark.parametrize("seq", ["1", 1.5, True, None, 2**60, [1]])
+def test_a_seq_that_is_not_a_safe_integer_is_refused_and_not_echoed(seq):
+    sent = answers({"v": PROTOCOL_VERSION, "type": "hello", "seq": seq})
+
+    assert [(m["type"], m["code"]) for m in sent] == [("error", "invalid")]
+    assert "seq" not in sent[0] and "seq" in sent[0]["message"]
+
+
+def test_a_huge_id_or_type_is_never_echoed_or_logged_whole(caplog):
+    huge = "x" * 10_000_000
 
     with caplog.at_level(logging.WARNING, logger="tilelab.bridge"):
-        session.handle({"v": PROTOCOL_VERSION, "type": kind, "code": "import os"})
+        missing = answers({"v": PROTOCOL_VERSION, "type": "get", "kind": "record", "id": huge, "seq": 1})
+        unknown = answers({"v": PROTOCOL_VERSION, "type": huge, "seq": 2})
+        bad_seq = answers({"v": PROTOCOL_VERSION, "type": "hello", "seq": huge})
+        bad_version = answers({"v": huge, "type": "hello"})
 
-    assert sent == []
-    assert f"unknown type {kind!r}" in caplog.text
+    for reply in (*missing, *unknown, *bad_seq, *bad_version):
+        assert reply["type"] == "error" and len(reply["message"]) < 400, reply["message"][:100]
+    assert missing[0]["code"] == "not_found" and "10000002 characters" in missing[0]["message"]
+    assert len(caplog.text) < 1000
 
 
 def test_closing_the_session_stops_the_pushes():

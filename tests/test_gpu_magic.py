@@ -28,3 +28,11 @@ def test_magic_compiles_and_runs_the_gemm_like_torch_matmul(ip):
 def test_bench_flag_times_the_compiled_kernel(ip, capsys):
     ip.run_cell_magic("tilelang", "--no-show --bench", GEMM_CELL)
     assert "ms per call" in capsys.readouterr().out
+
+
+def test_profile_flag_shows_and_binds_the_ncu_counters(ip):
+    ip.run_cell_magic("tilelang", "--no-show --profile", GEMM_CELL)
+
+    frame = ip.user_ns["matmul_profile"]
+    assert "GPU Speed Of Light Throughput" in set(frame.section)
+    assert (frame.metric == "Duration").any()

@@ -98,3 +98,11 @@ def test_tune_line_errors_name_the_bad_token(captured, line, named):
 
     assert "\n" not in str(error.value)
     assert not captured
+
+
+def test_tune_line_options_may_be_written_as_flags(captured):
+    api.tune_from_line("k block_M=64,128 --arch 'sm_80' --timeout 30 --workers=2 --force", {"k": object()})
+
+    kwargs = captured[0][2]
+    assert kwargs["arch"] == "sm_80" and kwargs["timeout"] == 30 and kwargs["workers"] == 2 and kwargs["force"] is True
+    assert kwargs["block_M"] == choices([64, 128])

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
+from htmlcheck import parse
 
-from tilelab.registry import Registry
+from tilelab.registry import Registry, default_registry
 from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
-from tilelab.views.tuning import TuningView
+from tilelab.views.tuning import TuningView, heat_colour
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 LATENCY = {(64, 64): 0.9, (64, 128): 0.5, (128, 64): 0.7, (128, 128): None}
@@ -23,6 +22,11 @@ def _result(running=False) -> TuneResult:
         result.add(TuneRow(index, config, status, error, latency, compile_s=2.0, bench_s=0.2, device="NVIDIA H100"))
     result.compiled = result.benchmarked = 4
     return result
+
+
+def _state(view: TuningView) -> str:
+    (state,) = parse(view.progress_html()).find_all("span", data_tilelab="tuning-state")
+    return state.all_text()
 
 
 def test_best_is_the_fastest_ok_row():
@@ -47,37 +51,80 @@ def test_summary_lists_the_run_in_the_registry():
     assert summary["best_config"] == {"block_M": 64, "block_N": 128} and summary["best_latency_ms"] == 0.5
 
 
-def test_snapshot_holds_progress_pivot_and_rows_without_scripts():
-    html = TuningView(_result()).to_html()
+def test_a_sweep_that_has_not_run_yet_is_not_done():
+    result = TuneResult("matmul", ({"block_M": 64}, {"block_M": 128}), ("block_M",), "cpu")
 
-    assert "<script" not in html
-    assert "<b>matmul</b> on NVIDIA H100: 4/4 configs, done" in html
-    highlighted = re.findall(r"#T_\w+_(row\d+_col\d+) \{[^}]*font-weight: bold", html)
-    assert highlighted == ["row0_col1"]  # block_M=64 (row 0) x block_N=128 (column 1)
-    assert "max abs diff 3" in html
+    assert _state(TuningView(result)) == "not started yet"
+    result.running = True
+    assert _state(TuningView(result)) == "running…"
+    result.running, result.partial = False, True
+    assert _state(TuningView(result)) == "interrupted (partial)"
 
 
-def test_mime_bundle_has_widget_snapshot_and_text():
-    pytest.importorskip("plotly")
-    bundle = _result()._repr_mimebundle_()
+def test_the_snapshot_holds_progress_a_heat_map_with_the_minimum_marked_and_the_rows():
+    markup = TuningView(_result()).to_html()
+    tree = parse(markup)
+
+    assert "<script" not in markup and _state(TuningView(_result())) == "done"
+    (pivot,) = tree.find_all("table", data_tilelab="tuning-pivot")
+    (best,) = pivot.find_all("td", data_best="true")
+    assert best.all_text() == "0.5" and "font-weight:bold" in best.attrs["style"]
+    assert [th.all_text() for th in pivot.find_all("th")][1:3] == ["64", "128"]
+    assert "max abs diff 3" in tree.find_all("table", data_tilelab="tuning-rows")[0].all_text()
+
+
+def test_heat_cells_carry_a_text_colour_that_reads_on_their_background():
+    for fraction in (0.0, 0.3, 0.6, 1.0):
+        background, text = heat_colour(fraction)
+        red, green, blue = (int(background[i : i + 2], 16) for i in (1, 3, 5))
+        light_cell = 0.2126 * red + 0.7152 * green + 0.0722 * blue > 140
+        assert text == ("#111111" if light_cell else "#f6f8fa")
+    assert heat_colour(0.0)[1] == "#111111" and heat_colour(1.0)[1] == "#f6f8fa"  # fastest bright, slowest dark
+
+
+def test_columns_no_row_has_a_value_in_are_hidden():
+    header = [th.all_text() for th in parse(TuningView(_result()).rows_html()).find_all("th")]
+
+    assert header[:4] == ["block_M", "block_N", "status", "error"]
+    assert "latency_ms" in header and "compile_s" in header
+    for empty in ("tflops", "gbps", "registers", "latency_p90_ms", "rebench_ms", "cached", "trial"):
+        assert empty not in header
+
+
+def test_a_tuning_result_displays_as_its_view_once_tilelab_is_loaded(ip):
+    bundle, _ = ip.display_formatter.format(_result())
 
     assert set(bundle) == {WIDGET_MIME, "text/html", "text/plain"}
     assert bundle["text/plain"].startswith("<TuneResult matmul")
 
 
-def test_live_widget_heat_map_follows_the_rows():
-    pytest.importorskip("plotly")
+def test_the_live_widget_follows_the_run_through_the_registry_until_it_ends():
     result = _result(running=True)
     view = TuningView(result)
-    progress, figure, _table = view.widget.children
+    progress, pivot, _table = view.widget.children
+    assert "0.5" in pivot.value and "running…" in progress.value
 
-    assert list(figure.data[0].z[0]) == [0.9, 0.5]
     result.rows.pop(1)
-    result.running = False
-    view.refresh(final=True)
+    result.running, result.partial = False, True  # interrupted
+    default_registry().track_tuning(result)  # what the sweep does as rows arrive and at its end
 
-    assert figure.data[0].z[0][1] is None
-    assert "3/4 configs, done" in progress.value
+    assert "3/4 configs" in progress.value and "interrupted (partial)" in progress.value
+    assert ">0.5<" not in pivot.value and view._unsubscribe is None
+
+
+def test_a_view_shown_before_the_sweep_starts_follows_it_to_the_end():
+    result = TuneResult("matmul", ({"block_M": 64}, {"block_M": 128}), ("block_M",), "cpu")
+    view = TuningView(result)
+    progress = view.widget.children[0]
+    default_registry().track_tuning(result)  # announced before it runs: still listening
+
+    result.running = True
+    result.add(TuneRow(0, {"block_M": 64}, TuneStatus.OK, latency_ms=0.5))
+    result.add(TuneRow(1, {"block_M": 128}, TuneStatus.OK, latency_ms=0.7))
+    result.running = False
+    default_registry().track_tuning(result)
+
+    assert "2/2 configs, <span data-tilelab='tuning-state'>done" in progress.value and view._unsubscribe is None
 
 
 def test_pivot_needs_two_swept_parameters():
@@ -85,3 +132,4 @@ def test_pivot_needs_two_swept_parameters():
 
     with pytest.raises(ValueError, match="two swept parameters"):
         result.pivot()
+    assert TuningView(result).pivot_html() == ""

@@ -30,29 +30,30 @@ def test_passes_are_aligned_by_name_and_the_extra_one_is_listed():
     assert only_in(a, b) == ([], ["tl.WarpSpecialized"])
 
 
-def test_selecting_a_pass_shows_both_irs_diffed_side_by_side():
+def test_selecting_a_pass_gives_both_irs_and_the_changes_between_them():
     a, b = _pair()
     view = CompareView(a, b, pass_name="tl.LowerTileOp")
 
     payload = view.payload(view.selected)
 
     assert payload["a"]["name"] == payload["b"]["name"] == "tl.LowerTileOp"
-    assert payload["same"]
+    assert payload["same"] and payload["changes"] == []
     extra = view.payload(view._row_of("tl.WarpSpecialized"))
     assert extra["a"] is None and not extra["same"]
-    assert all("rows" in hunk for hunk in extra["hunks"])
+    assert extra["before"] == "" and extra["after"].endswith("# producer\n") and extra["changes"]
 
 
-def test_the_compare_widget_sends_the_selected_row_on_request():
+def test_the_compare_widget_answers_a_row_request_and_refuses_a_bad_row():
     view = CompareView(*_pair())
     widget = view.widget
     sent = []
     widget.send = sent.append
 
-    widget.selected = 1
-    widget._handle_custom_msg({"type": "fetch"}, [])
+    widget._handle_custom_msg({"id": 3, "type": "pair", "row": 1, "ignore_whitespace": True}, [])
+    widget._handle_custom_msg({"id": 4, "type": "pair", "row": 99}, [])
 
-    assert [m["row"] for m in sent] == [1, 1]
+    assert (sent[0]["id"], sent[0]["row"]) == (3, 1)
+    assert sent[1]["id"] == 4 and "row 99 is not one of the 6 aligned passes" in sent[1]["error"]
 
 
 def test_tilelab_compare_returns_a_view_with_a_well_formed_snapshot():

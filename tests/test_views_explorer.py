@@ -1,4 +1,4 @@
-"""The Explorer: mime bundle, static snapshot (well-formed, escaped), failed records, payload size."""
+"""The Explorer: mime bundle, tabs, requests answered from the kernel, static snapshot (well-formed, escaped, small)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,18 @@ from pathlib import Path
 
 import pytest
 from htmlcheck import parse
-from sample_records import EVIL, failed_record, gemm_record, sample_record
+from sample_records import EVIL, IR_LAYOUT, failed_record, gemm_record, sample_record
 
-from tilelab.views import record_view
-from tilelab.views._bundle import WIDGET_MIME, state_bytes
+from tilelab.views import record_view, widgets
+from tilelab.views._bundle import WIDGET_MIME
 from tilelab.views.explorer import TABS, ExplorerView
+from tilelab.views.widgets import ExplorerWidget
 
-ASSETS = Path(__file__).parents[1] / "tilelab" / "views" / "assets"
+WIDGET_SOURCES = Path(__file__).parents[1] / "src" / "widgets"
+
+
+def _state(widget) -> str:
+    return str({k: v for k, v in widget.get_state().items() if k not in ("_esm", "_css")})
 
 
 def test_record_view_returns_the_live_widget_a_static_snapshot_and_short_text():
@@ -26,22 +31,85 @@ def test_record_view_returns_the_live_widget_a_static_snapshot_and_short_text():
     assert bundle["text/plain"].startswith("<TileLab Explorer gemm") and len(bundle["text/plain"]) < 200
 
 
-def test_a_record_displays_itself_as_its_explorer():
-    bundle = sample_record()._repr_mimebundle_()
-
-    assert set(bundle) == {WIDGET_MIME, "text/html", "text/plain"}
-
-
-def test_the_explorer_has_four_tabs_in_order():
+def test_the_explorer_has_four_tabs_in_order_and_the_layouts_under_its_tab_bar():
     view = ExplorerView(sample_record())
 
-    assert tuple(view.tabs.titles) == TABS
-    assert [type(child).__name__ for child in view.tabs.children] == [
-        "HTML",
-        "PassesWidget",
-        "SourceWidget",
-        "LayoutsWidget",
-    ]
+    root = view.widget
+
+    assert [tab["title"] for tab in view.core.tabs] == list(TABS)
+    assert root.children == (view.core, view.layouts) and isinstance(view.core, ExplorerWidget)
+    assert view.layouts.layout.display == "none"
+    view.select("Layouts")
+    assert view.core.tab == "layouts" and view.layouts.layout.display == ""
+    view.select("Source")
+    assert view.layouts.layout.display == "none"
+
+
+def test_an_unknown_tab_is_refused_with_the_tabs_there_are():
+    view = ExplorerView(sample_record())
+
+    with pytest.raises(ValueError, match="Overview"):
+        view.select("Assembly")
+
+
+def test_synced_state_is_small_and_carries_no_ir_or_source_text():
+    view = ExplorerView(sample_record())
+
+    state = _state(view.core)
+
+    assert "alloc(128)" not in state and "__global__" not in state and "T.gemm" not in state
+    assert len(state) < 4000
+
+
+def test_the_kernel_answers_the_browsers_requests_with_their_id():
+    core = ExplorerView(sample_record()).widget.children[0]
+
+    diff = core.answer({"id": 7, "type": "diff", "index": 2})
+    source = core.answer({"id": 8, "type": "source"})
+    overview = core.answer({"id": 9, "type": "overview"})
+
+    assert (diff["id"], diff["type"], diff["after"]) == (7, "diff", IR_LAYOUT)
+    assert source["id"] == 8 and len(source["panes"]) == 2
+    assert "data-tilelab='overview'" in overview["html"]
+
+
+def test_a_bad_request_gets_one_line_back_not_a_traceback():
+    core = ExplorerView(sample_record()).widget.children[0]
+
+    assert core.answer({"id": 1, "type": "diff", "index": 99})["error"].startswith("no pass with index 99")
+    assert "cannot answer" in core.answer({"id": 2, "type": "assemble"})["error"]
+    assert "not a valid regular expression" in core.answer({"id": 3, "type": "search", "query": "(", "regex": True})["error"]
+
+
+def test_replies_go_back_over_the_widgets_comm():
+    core = ExplorerView(sample_record()).widget.children[0]
+    sent = []
+    core.send = sent.append
+
+    core._handle_custom_msg({"id": 4, "type": "ir", "index": 3}, [])
+
+    assert [(m["id"], m["text"]) for m in sent] == [(4, IR_LAYOUT)]
+
+
+def test_select_pass_shows_the_passes_tab_with_that_pass():
+    view = ExplorerView(sample_record())
+
+    view.select_pass("tl.LayoutInference", base=0)
+
+    assert (view.core.tab, view.core.pass_index, view.core.base_index) == ("passes", 2, 0)
+    with pytest.raises(ValueError, match="no pass with index 42"):
+        view.select_pass(42)
+
+
+def test_without_a_built_bundle_the_view_says_how_to_build_it_and_shows_the_snapshot(monkeypatch, tmp_path):
+    monkeypatch.setattr(widgets, "BUNDLE", tmp_path / "explorer.js")
+
+    bundle = record_view(sample_record())._repr_mimebundle_()
+
+    assert WIDGET_MIME not in bundle
+    (notice,) = parse(bundle["text/html"]).find_all("p", data_tilelab="no-bundle")
+    assert "make setup" in notice.all_text() and "npm run build:prod" in notice.all_text()
+    assert "data-tilelab='explorer'" in bundle["text/html"]
 
 
 def test_the_snapshot_is_well_formed_and_has_every_section():
@@ -49,9 +117,7 @@ def test_the_snapshot_is_well_formed_and_has_every_section():
 
     sections = [node.attrs["data-section"] for node in tree.find_all("details") if "data-section" in node.attrs]
     assert sections == ["overview", "passes", "source", "layouts"]
-    assert len(tree.find_all("table", data_tilelab="diff")) == 2  # the two changed passes after the first
-    assert tree.find_all("table", data_tilelab="bank-table")
-    assert tree.find_all("table", data_tilelab="fragment-table")
+    assert len(tree.find_all("pre", data_tilelab="diff")) == 2  # the two changed passes after the first
     assert not tree.find_all("script")
 
 
@@ -60,16 +126,15 @@ def test_a_hostile_kernel_name_and_comments_render_inert():
     view = ExplorerView(record)
 
     tree = parse(view.to_html())
-    overview = parse(view.tabs.children[0].value)
+    overview = parse(view.widget.children[0].answer({"id": 1, "type": "overview"})["html"])
 
     assert not tree.find_all("img") and not overview.find_all("img")
     assert not tree.find_all("script")
-    assert EVIL in tree.all_text()  # shown as text, not markup
-    assert EVIL in overview.all_text()
+    assert EVIL in tree.all_text() and EVIL in overview.all_text()
 
 
-def test_widget_scripts_set_user_text_only_as_text():
-    for script in ASSETS.glob("*.js"):
+def test_the_widgets_front_end_sets_user_text_only_as_text():
+    for script in WIDGET_SOURCES.glob("*.ts"):
         text = script.read_text()
         assert not re.search(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write", text), script.name
 
@@ -83,17 +148,8 @@ def test_a_failed_record_shows_its_error_with_the_line_and_the_passes_that_ran()
     (error,) = tree.find_all("div", data_tilelab="error")
     assert "line 7" in error.all_text() and "too small" in error.all_text()
     assert "failed: buffer A_shared is too small" in bundle["text/plain"]
-    assert len(view.passes.passes) == 2
-    assert "No layouts" in view.layouts.children[0].value
-
-
-def test_the_layouts_tab_builds_its_figure_when_selected():
-    view = ExplorerView(sample_record())
-    assert view.widget.children[3].figure is None
-
-    view.select("Layouts")
-
-    assert view.layouts.figure is not None
+    assert len(view.core.passes) == 2
+    assert view.core.answer({"id": 1, "type": "source"})["panes"] == []
 
 
 def test_repr_is_cheap_and_builds_no_widget():
@@ -112,12 +168,12 @@ def test_a_failure_inside_the_repr_warns_before_raising(monkeypatch):
 
 
 @pytest.mark.slow
-def test_the_gemm_explorer_state_and_snapshot_fit_in_two_megabytes():
+def test_a_saved_sm90_gemm_explorer_output_is_at_most_250_kb():
     record = gemm_record("sm_90")
-    view = ExplorerView(record)
 
-    bundle = view._repr_mimebundle_()
+    bundle = ExplorerView(record)._repr_mimebundle_()
 
-    assert len(record.passes) > 60
-    assert state_bytes(view.widget) + len(bundle["text/html"].encode()) <= 2_000_000
+    assert len(record.passes) >= 80
+    saved = len(bundle["text/html"].encode()) + len(bundle["text/plain"].encode())
+    assert saved <= 250_000, f"the saved output is {saved / 1000:.0f} kB"
     parse(bundle["text/html"])

@@ -1,17 +1,18 @@
-"""The Passes tab: pass rows, pass diffs (word-level), lazy IR messages."""
+"""The Passes tab's data: pass rows, diffs as CodeMirror changes (whitespace ignored or not), IR search, snapshot."""
 
 from __future__ import annotations
 
 import pytest
-from sample_records import IR_LAYOUT, IR_START, sample_record
+from htmlcheck import parse
+from sample_records import IR_LAYOUT, IR_LOWERED, IR_START, sample_record
 
-from tilelab.diffs import diff_lines, line_runs, side_by_side
-from tilelab.views._passdata import pass_payload, pass_rows
-from tilelab.views.passes import PassesWidget
+from tilelab.views._passdata import line_changes, pass_diff, pass_rows, search_passes
+from tilelab.views.passes import PassesData, diff_html, passes_html
 
 
-def _changed_words(line):
-    return [text for text, changed in line[3] if changed]
+def _changed_text(changes, before, after):
+    """The removed and added pieces of text that ``changes`` mark."""
+    return [before[fa:ta] for fa, ta, _, _ in changes], [after[fb:tb] for _, _, fb, tb in changes]
 
 
 def test_pass_rows_list_every_pass_with_its_mark_and_time_but_no_ir():
@@ -25,72 +26,105 @@ def test_pass_rows_list_every_pass_with_its_mark_and_time_but_no_ir():
     assert all("ir" not in row for row in rows)
 
 
-def test_a_changed_pass_is_diffed_against_the_last_changed_pass_before_it():
-    record = sample_record()
+def test_a_pass_is_diffed_against_the_pass_before_it_by_default():
+    diff = pass_diff(sample_record().passes, 2)
 
-    payload = pass_payload(record.passes, 2)
-
-    assert payload["base"] == 0 and payload["base_name"] == "tirx.BindTarget"
-    assert payload["ir"] == IR_LAYOUT
-    lines = [line for hunk in payload["hunks"] for line in hunk["lines"]]
-    removed = [line for line in lines if line[0] == "-"]
-    added = [line for line in lines if line[0] == "+"]
-    assert [line[2] for line in added] == [2] and [line[1] for line in removed] == [2]
-    assert "".join(_changed_words(added[0])).strip() == "# swizzled"
-    assert _changed_words(removed[0]) == []
+    assert (diff["base"], diff["base_name"]) == (1, "tl.Simplify")
+    assert (diff["before"], diff["after"]) == (IR_START, IR_LAYOUT)
+    removed, added = _changed_text(diff["changes"], diff["before"], diff["after"])
+    assert "".join(added).strip() == "# swizzled" and "".join(removed) == ""
+    assert (diff["added"], diff["removed"]) == (1, 1)
 
 
-def test_an_unchanged_pass_shows_its_ir_and_an_empty_diff():
-    payload = pass_payload(sample_record().passes, 3)
+def test_a_pass_can_be_diffed_against_any_chosen_pass():
+    diff = pass_diff(sample_record().passes, 4, base=0)
 
-    assert payload["base"] == 2
-    assert payload["hunks"] == []
-    assert payload["ir"] == IR_LAYOUT
-
-
-def test_the_first_pass_has_nothing_to_diff_against():
-    payload = pass_payload(sample_record().passes, 0)
-
-    assert payload["base"] is None and payload["hunks"] == [] and payload["ir"] == IR_START
+    assert (diff["base"], diff["before"], diff["after"]) == (0, IR_START, sample_record().passes[4].ir)
+    _, added = _changed_text(diff["changes"], diff["before"], diff["after"])
+    assert "tma_load" in added and any("fence()" in piece for piece in added)
 
 
-def test_side_by_side_mode_pairs_each_removed_line_with_the_added_line_after_it():
-    payload = pass_payload(sample_record().passes, 4, mode="split")
+def test_the_first_pass_has_nothing_before_it():
+    diff = pass_diff(sample_record().passes, 0)
 
-    hunk = payload["hunks"][0]
-    pairs = [
-        (hunk["lines"][a][0] if a is not None else None, hunk["lines"][b][0] if b is not None else None)
-        for a, b in hunk["rows"]
-    ]
-    assert ("-", "+") in pairs
-    assert (None, "+") in pairs  # fence() has no old counterpart
+    assert diff["base"] is None and diff["before"] == "" and diff["after"] == IR_START
 
 
-def test_an_unknown_diff_mode_is_refused_with_the_valid_ones():
-    with pytest.raises(ValueError, match="unified"):
-        pass_payload(sample_record().passes, 2, mode="sideways")
+def test_an_unknown_pass_is_refused_with_the_valid_indices():
+    with pytest.raises(KeyError, match=r"indices run 0\.\.4"):
+        pass_diff(sample_record().passes, 9)
 
 
-def test_line_runs_flag_only_the_words_that_differ():
-    hunk = diff_lines("copy(A, A_shared)\n", "tma_load(A, A_shared)\n")[0]
+def test_ignoring_whitespace_hides_reindented_lines_but_not_real_changes():
+    before = "for i in range(4):\n    x = a[i]\n    y = b[i]\n"
+    after = "for i in range(4):\n    if i < 2:\n        x = a[i]\n        y = b[i]\n"
 
-    runs = line_runs(hunk.lines)
+    ignoring = line_changes(before, after, ignore_whitespace=True)
+    counting = line_changes(before, after, ignore_whitespace=False)
 
-    assert [t for t, changed in runs[0] if changed] == ["copy"]
-    assert [t for t, changed in runs[1] if changed] == ["tma_load"]
-    assert side_by_side(hunk.lines) == [(0, 1)]
+    assert _changed_text(ignoring, before, after)[1] == ["    if i < 2:\n"]
+    assert len(_changed_text(counting, before, after)[1]) > 1
 
 
-def test_the_passes_widget_sends_a_pass_ir_only_when_it_is_selected_or_fetched():
-    widget = PassesWidget(sample_record())
-    sent = []
-    widget.send = sent.append
+def test_changed_words_inside_a_replaced_line_are_marked_alone():
+    changes = line_changes("copy(A, A_shared)\n", "tma_load(A, A_shared)\n")
 
-    state = {k: v for k, v in widget.get_state().items() if k not in ("_esm", "_css")}
-    assert "alloc(128)" not in str(state)
-    widget.selected = 2
-    widget._on_message(widget, {"type": "fetch"}, [])
-    widget.mode = "split"
+    assert _changed_text(changes, "copy(A, A_shared)\n", "tma_load(A, A_shared)\n") == (["copy"], ["tma_load"])
 
-    assert [(m["index"], m["mode"]) for m in sent] == [(2, "unified"), (2, "unified"), (2, "split")]
-    assert sent[0]["ir"] == IR_LAYOUT
+
+def test_change_offsets_count_utf16_units_as_javascript_does():
+    before, after = "a = 1  # 🙂\nb = 2\n", "a = 1  # 🙂\nb = 3\n"
+
+    ((from_a, to_a, from_b, to_b),) = line_changes(before, after)
+
+    assert (from_a, to_a) == (len("a = 1  # 🙂\nb = ".encode("utf-16-le")) // 2, 17)
+    assert (from_b, to_b) == (from_a, to_a)
+
+
+def test_ir_search_lists_where_a_name_first_appears_and_where_it_goes():
+    passes = sample_record().passes
+
+    found = search_passes(passes, "tma_load")
+
+    assert [(hit["index"], hit["kind"], hit["before"], hit["after"]) for hit in found["hits"]] == [(4, "first", 0, 1)]
+    assert found["hits"][0]["line"] == IR_LOWERED.splitlines().index("        tma_load(A, A_shared)") + 1
+    gone = search_passes(passes, "copy(")
+    assert [(hit["index"], hit["kind"]) for hit in gone["hits"]] == [(0, "first"), (4, "removes")]
+    assert gone["hits"][1]["side"] == "a" and gone["final"] == 0
+
+
+def test_ir_search_takes_regexes_and_refuses_bad_ones_in_one_line():
+    passes = sample_record().passes
+
+    assert search_passes(passes, r"tma_\w+", regex=True)["hits"][0]["index"] == 4
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        search_passes(passes, "(", regex=True)
+    with pytest.raises(ValueError, match="type something"):
+        search_passes(passes, "")
+
+
+def test_the_passes_data_answers_the_browsers_requests():
+    data = PassesData(sample_record().passes)
+
+    assert data.ir({"index": 3})["text"] == IR_LAYOUT
+    assert data.diff({"index": 2, "base": None, "ignore_whitespace": False})["base"] == 1
+    assert data.search({"query": "fence"})["hits"][0]["index"] == 4
+
+
+def test_the_snapshot_lists_every_pass_and_diffs_only_the_changed_ones():
+    tree = parse(f"<div>{passes_html(sample_record())}</div>")
+
+    (listing,) = tree.find_all("pre", data_tilelab="passes")
+    assert "● tl.LayoutInference" in listing.all_text() and "○ tl.Simplify" in listing.all_text()
+    assert len(tree.find_all("pre", data_tilelab="diff")) == 2
+
+
+def test_a_snapshot_diff_is_cut_after_its_line_budget_and_says_so():
+    before = "".join(f"line {i}\n" for i in range(100))
+    after = "".join(f"line {i} changed\n" for i in range(100))
+
+    tree = parse(f"<div>{diff_html(before, after, max_lines=10)}</div>")
+
+    (diff,) = tree.find_all("pre", data_tilelab="diff")
+    assert len(diff.all_text().splitlines()) == 10
+    assert "more diff lines in the live view" in tree.all_text()

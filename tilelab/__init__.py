@@ -15,8 +15,11 @@ __all__ = [
     "choices",
     "compare",
     "explore",
+    "load",
     "load_ipython_extension",
     "place",
+    "profile",
+    "to_html",
     "tune",
     "tuning_history",
     "unload_ipython_extension",
@@ -36,7 +39,9 @@ def unload_ipython_extension(ipython: Any) -> None:
     unload_extension(ipython)
 
 
-def explore(kernel: Any, *args: Any, arch: str | None = None, target: Any = None, **kwargs: Any):
+def explore(
+    kernel: Any, *args: Any, arch: str | None = None, target: Any = None, machine_code: bool = True, **kwargs: Any
+):
     """Compile ``kernel`` with its passes recorded and return a :class:`~tilelab.records.KernelRecord`.
 
     Parameters
@@ -51,6 +56,11 @@ def explore(kernel: Any, *args: Any, arch: str | None = None, target: Any = None
         Without a GPU, the CUDA architecture to lower for (default ``sm_90``).
     target
         An explicit target (``"c"`` for CPU kernels, a TVM target or its dict).
+    machine_code
+        Also build the CUDA's PTX, SASS, resources and occupancy with nvcc
+        (``record.machine_code``; about 2 s; a note when nvcc is missing).
+        An ``@tilelang.autotune`` kernel is explored with the config values
+        given as keywords, the rest from its first config (a warning says so).
 
     Raises
     ------
@@ -58,8 +68,10 @@ def explore(kernel: Any, *args: Any, arch: str | None = None, target: Any = None
         When the kernel fails to elaborate or lower; ``.record`` holds the failed record.
     """
     from tilelab.capture import explore as _explore
+    from tilelab.display import ensure_registered
 
-    return _explore(kernel, *args, arch=arch, target=target, **kwargs)
+    ensure_registered()
+    return _explore(kernel, *args, arch=arch, target=target, machine_code=machine_code, **kwargs)
 
 
 def place(*shape: int, dtype: Any = None):
@@ -76,6 +88,29 @@ def compare(record_a: Any, record_b: Any, **kwargs: Any):
     return CompareView(record_a, record_b, **kwargs)
 
 
+def load(path: Any):
+    """The :class:`~tilelab.records.KernelRecord` that ``record.save(path)`` wrote."""
+    from tilelab.display import ensure_registered
+    from tilelab.sharing import load as _load
+
+    ensure_registered()
+    return _load(path)
+
+
+def to_html(obj: Any) -> str:
+    """The static, script-free HTML snapshot of a record, comparison, tuning result or view."""
+    from tilelab.sharing import to_html as _to_html
+
+    return _to_html(obj)
+
+
+def profile(kernel: Any, *inputs: Any, **kwargs: Any):
+    """Run a compiled kernel once under Nsight Compute; its counters as a pandas DataFrame (see ``tilelab.ncu``)."""
+    from tilelab.ncu import profile as _profile
+
+    return _profile(kernel, *inputs, **kwargs)
+
+
 def choices(values: Any):
     """Mark a keyword argument of :func:`tune` as swept over ``values``."""
     from tilelab.tune.space import choices as _choices
@@ -85,8 +120,10 @@ def choices(values: Any):
 
 def tune(kernel: Any, *args: Any, **kwargs: Any):
     """Compile and benchmark every config of a space; returns a ``TuneResult`` with all rows."""
+    from tilelab.display import ensure_registered
     from tilelab.tune.api import tune as _tune
 
+    ensure_registered()
     return _tune(kernel, *args, **kwargs)
 
 

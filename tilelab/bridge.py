@@ -2,14 +2,17 @@
 
 ``%load_ext tilelab`` calls :func:`register`. The panel opens a comm to the
 target ``tilelab``; both sides then exchange small JSON messages. The panel
-never asks the kernel to run code, and the kernel sends data only (summaries
-and escaped static HTML snapshots, which the panel shows in a sandboxed
-iframe). ``src/protocol.ts`` mirrors this description.
+never asks the kernel to run code: it asks for data by id, and the kernel sends
+summaries, escaped static HTML snapshots (shown in a sandboxed iframe) and the
+mime bundle of a live view it builds itself. ``src/protocol.ts`` mirrors this
+description. The protocol's reference, the session that speaks it and the
+rendering at its edge are one module: they change together, in one version.
 
-Protocol version 1
+Protocol version 2
 ------------------
-Every message is a JSON object ``{"v": 1, "type": ..., ...}``. A request may
-carry ``"seq"`` (an integer); the reply to it echoes that ``seq``.
+Every message is a JSON object ``{"v": 2, "type": ..., ...}`` (``v`` is the
+integer 2). A request may carry ``"seq"`` (an integer, at most 2**53 - 1 in
+size); the reply to it echoes that ``seq``.
 
 Panel -> kernel:
 
@@ -25,18 +28,36 @@ Panel -> kernel:
 ``get`` with ``kind`` (``"record"`` or ``"tuning"``), ``id`` and optional ``html`` (bool)
     Reply ``item``: ``kind``, ``id``, ``summary`` and, when ``html`` is true,
     ``html`` (the self-contained static snapshot: no scripts, inline CSS).
+``open`` with ``kind`` and ``id`` (new in 2)
+    Reply ``view``: ``kind``, ``id``, ``summary`` and ``bundle``, the mime
+    bundle of the item's live view (``application/vnd.jupyter.widget-view+json``
+    and ``text/plain``) for the panel to render with the notebook's widget
+    manager; a record already shown in the notebook is the same widget. When
+    no live view can be built here, ``bundle`` is null and ``problem`` says why
+    (the panel then asks for the snapshot).
+``clear`` (new in 2)
+    Forget the session's records and tuning runs; every subscribed panel gets
+    ``list`` (now empty), and so does the asker.
 
 Kernel -> panel (besides the replies above):
 
 ``update`` with ``kind`` (``"record"`` or ``"tuning"``) and ``summary``
     A record was added or a tuning run was added or progressed.
+``list``
+    Pushed to subscribers after a ``clear``.
 ``error`` with ``code`` (``"version"``, ``"invalid"``, ``"not_found"``, ``"render"``) and ``message``
     A request could not be served; ``code == "version"`` also carries ``supported``.
 
-A record summary is :meth:`KernelRecord.summary` plus ``target`` and
+A record summary is :meth:`KernelRecord.summary` plus ``target``,
 ``best_latency_ms`` (the best latency of a finished tuning run of the same
-kernel name, or ``null``). A tuning summary is the run's ``summary()``.
-Messages of an unknown type are ignored with a logged warning.
+kernel name, or ``null``), ``created`` (when the compile finished, seconds
+since the epoch), ``run`` (its number among the runs of its kernel name, from
+1) and ``current`` (whether it is the newest run of its name). A tuning
+summary is the run's ``summary()``.
+A message of an unknown type, a ``comm_msg`` without data, a ``seq`` that is
+not an integer or a ``v`` that is not the integer 2 is answered with an
+``error`` (a bad ``seq`` is not echoed). Whatever of the request an error
+message or the kernel's log repeats is cut to 200 characters.
 """
 
 from __future__ import annotations
@@ -52,12 +73,14 @@ from tilelab.registry import Registry, default_registry
 
 __all__ = ["PROTOCOL_VERSION", "TARGET", "BridgeSession", "register", "unregister"]
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 TARGET = "tilelab"
 
 _log = logging.getLogger(__name__)
 
 _KINDS = ("record", "tuning")
+_ECHO_LIMIT = 200  # characters of a request repeated in a reply or the log
+_MAX_SEQ = 2**53 - 1  # the panel's numbers are JavaScript's: larger integers lose precision
 
 # The open panels' sessions by comm id, so that unregister can stop their pushes
 # (a comm closed from the kernel side gets no close callback). Weak: the comm owns them.
@@ -101,10 +124,19 @@ def _comm_manager(ipython: Any) -> Any:
     return getattr(kernel, "comm_manager", None) if kernel is not None else None
 
 
+_NO_DATA = object()  # what a comm_msg without data hands to BridgeSession.handle
+
+
+def _data_of(msg: Any) -> Any:
+    """The ``data`` of a ``comm_msg`` (``_NO_DATA`` when the message has none)."""
+    content = msg.get("content") if isinstance(msg, dict) else None
+    return content.get("data", _NO_DATA) if isinstance(content, dict) else _NO_DATA
+
+
 def _open(comm: Any, open_msg: dict) -> None:
     session = BridgeSession(comm.send, default_registry())
     _sessions[comm.comm_id] = session
-    comm.on_msg(lambda msg: session.handle(msg["content"]["data"]))
+    comm.on_msg(lambda msg: session.handle(_data_of(msg)))
     comm.on_close(lambda _msg: session.close())
     data = open_msg.get("content", {}).get("data")
     if data:
@@ -129,14 +161,14 @@ class BridgeSession:
 
     def handle(self, data: Any) -> None:
         """Answer one message from the panel."""
-        seq = data.get("seq") if isinstance(data, dict) else None
-        seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+        seq = None
         try:
+            seq = _seq_of(data)
             kind = _check_envelope(data)
             handler = self._handlers.get(kind)
             if handler is None:
-                _log.warning("tilelab bridge: ignoring a message of unknown type %r", kind)
-                return
+                _log.warning("tilelab bridge: a message of unknown type %s", _clip(repr(kind)))
+                raise ProtocolError("invalid", f"unknown message type {_clip(repr(kind))}")
             reply = handler(self, data)
         except ProtocolError as error:
             reply = {"type": "error", "code": error.code, "message": str(error)}
@@ -159,8 +191,10 @@ class BridgeSession:
 
     def _list(self, _data: dict) -> dict:
         runs = [_tuning_summary(run) for run in self._registry.tuning_runs()]
-        records = [self._record_summary(record, runs) for record in self._registry.records()]
-        return {"type": "list", "records": records, "tuning": runs}
+        records = self._registry.records()
+        by_name = _runs_by_name(records)
+        summaries = [self._record_summary(record, runs, by_name[record.name]) for record in records]
+        return {"type": "list", "records": summaries, "tuning": runs}
 
     def _subscribe(self, data: dict) -> dict:
         if self._unsubscribe is None:
@@ -174,15 +208,31 @@ class BridgeSession:
         kind, item_id, want_html = data.get("kind"), data.get("id"), data.get("html", False)
         if kind not in _KINDS or not isinstance(item_id, str) or not isinstance(want_html, bool):
             raise ProtocolError("invalid", "get needs kind ('record' or 'tuning'), id (a string) and html (a bool)")
-        try:
-            item = self._registry.get(item_id) if kind == "record" else self._registry.tuning_run(item_id)
-        except KeyError:
-            raise ProtocolError("not_found", f"no {kind} with id {item_id!r} in this kernel") from None
+        item = self._find(kind, item_id)
         summary = self._record_summary(item) if kind == "record" else _tuning_summary(item)
         reply = {"type": "item", "kind": kind, "id": item_id, "summary": summary}
         if want_html:
             reply["html"] = _snapshot_html(item, kind)
         return reply
+
+    def _open(self, data: dict) -> dict:
+        kind, item_id = data.get("kind"), data.get("id")
+        if kind not in _KINDS or not isinstance(item_id, str):
+            raise ProtocolError("invalid", "open needs kind ('record' or 'tuning') and id (a string)")
+        item = self._find(kind, item_id)
+        summary = self._record_summary(item) if kind == "record" else _tuning_summary(item)
+        bundle, problem = _live_bundle(item, kind)
+        return {"type": "view", "kind": kind, "id": item_id, "summary": summary, "bundle": bundle, "problem": problem}
+
+    def _clear(self, data: dict) -> dict | None:
+        self._registry.clear()  # subscribed sessions, this one too, get the empty list pushed
+        return None if self._unsubscribe is not None else self._list(data)
+
+    def _find(self, kind: str, item_id: str) -> Any:
+        try:
+            return self._registry.get(item_id) if kind == "record" else self._registry.tuning_run(item_id)
+        except KeyError:
+            raise ProtocolError("not_found", f"no {kind} with id {_clip(repr(item_id))} in this kernel") from None
 
     # The requests a panel may make, by message type.
     _handlers: ClassVar[dict[str, Callable[[BridgeSession, dict], dict | None]]] = {
@@ -191,11 +241,15 @@ class BridgeSession:
         "subscribe": _subscribe,
         "unsubscribe": _stop,
         "get": _get,
+        "open": _open,
+        "clear": _clear,
     }
 
     # -- pushes ---------------------------------------------------------------
     def _on_change(self, event: str, item: Any) -> None:
-        if event == "record":
+        if event == "clear":
+            self._reply(self._list({}))
+        elif event == "record":
             self._reply({"type": "update", "kind": "record", "summary": self._record_summary(item)})
         elif event == "tuning":
             run = _tuning_summary(item)
@@ -211,30 +265,73 @@ class BridgeSession:
             message["seq"] = seq
         self._send(message)
 
-    def _record_summary(self, record: Any, runs: list[dict] | None = None) -> dict:
+    def _record_summary(self, record: Any, runs: list[dict] | None = None, same_name: list | None = None) -> dict:
         if runs is None:
             runs = [_tuning_summary(run) for run in self._registry.tuning_runs()]
+        if same_name is None:
+            same_name = _runs_by_name(self._registry.records()).get(record.name, [record])
         latencies = [
             run["best_latency_ms"]
             for run in runs
             if run.get("name") == record.name and _is_number(run.get("best_latency_ms"))
         ]
-        return {**record.summary(), "target": record.target, "best_latency_ms": min(latencies, default=None)}
+        ids = [run.id for run in same_name]
+        number = ids.index(record.id) + 1 if record.id in ids else len(ids) + 1
+        return {
+            **record.summary(),
+            "target": record.target,
+            "best_latency_ms": min(latencies, default=None),
+            "created": getattr(record, "created", 0.0),
+            "run": number,
+            "current": bool(ids) and ids[-1] == record.id,
+        }
+
+
+def _runs_by_name(records: list) -> dict[str, list]:
+    """The records of each kernel name, oldest compile first (a kernel's runs)."""
+    by_name: dict[str, list] = {}
+    for record in sorted(records, key=lambda r: getattr(r, "created", 0.0)):
+        by_name.setdefault(record.name, []).append(record)
+    return by_name
+
+
+def _seq_of(data: Any) -> int | None:
+    """The request's ``seq`` (None without one); a ``seq`` that is not an integer is refused."""
+    if not isinstance(data, dict) or "seq" not in data:
+        return None
+    seq = data["seq"]
+    if not (_is_integer(seq) and abs(seq) <= _MAX_SEQ):
+        raise ProtocolError("invalid", f"seq must be an integer of at most 2**53 - 1, not {_clip(repr(seq))}")
+    return seq
 
 
 def _check_envelope(data: Any) -> str:
     """The message's type, once its envelope is valid."""
+    if data is _NO_DATA:
+        raise ProtocolError("invalid", "a comm message needs data (a JSON object)")
     if not isinstance(data, dict):
         raise ProtocolError("invalid", f"a message must be a JSON object, not {type(data).__name__}")
     version = data.get("v")
-    if version != PROTOCOL_VERSION or isinstance(version, bool):
+    if not _is_integer(version) or version != PROTOCOL_VERSION:
         raise ProtocolError(
-            "version", f"protocol version {version!r} is not supported by this kernel (it speaks {PROTOCOL_VERSION})"
+            "version",
+            f"protocol version {_clip(repr(version))} is not supported by this kernel (it speaks {PROTOCOL_VERSION})",
         )
     kind = data.get("type")
     if not isinstance(kind, str) or not kind:
         raise ProtocolError("invalid", "a message needs a 'type' string")
     return kind
+
+
+def _is_integer(value: Any) -> bool:
+    return type(value) is int  # bool is an int subclass; JSON true is not a number
+
+
+def _clip(text: str) -> str:
+    """``text`` cut to :data:`_ECHO_LIMIT` characters: a request's strings are repeated, never whole."""
+    if len(text) <= _ECHO_LIMIT:
+        return text
+    return f"{text[:_ECHO_LIMIT]}… ({len(text)} characters)"
 
 
 def _is_number(value: Any) -> bool:
@@ -262,10 +359,26 @@ def _snapshot_html(item: Any, kind: str) -> str:
     except Exception as error:
         # The edge between the kernel and the panel: a broken view must become a
         # message in the panel, not a traceback in whatever cell runs next.
-        raise ProtocolError("render", f"could not render the {kind}: {type(error).__name__}: {error}") from error
+        message = f"could not render the {kind}: {type(error).__name__}: {_clip(str(error))}"
+        raise ProtocolError("render", message) from error
     if isinstance(text, str):
         return text
     return _summary_table(_tuning_summary(item) if kind == "tuning" else item.summary())
+
+
+def _live_bundle(item: Any, kind: str) -> tuple[dict | None, str | None]:
+    """The live view's widget bundle (the notebook's own widget when it shows the record), or None and why not."""
+    try:
+        from tilelab.views._live import live_bundle
+
+        bundle = live_bundle(_view_of(item, kind))
+    except Exception as error:
+        # The edge between the kernel and the panel: a view that cannot be built becomes a reason, and
+        # the panel falls back to the snapshot (which reports its own errors).
+        return None, f"could not build the live view: {type(error).__name__}: {_clip(str(error))}"
+    if bundle is None:
+        return None, "the live view's front-end is not built here (its widget bundle is missing)"
+    return bundle, None
 
 
 def _view_of(item: Any, kind: str) -> Any:

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from tilelab import _tilelang as tl
 from tilelab.errors import KernelCompileError, captured_compiler_output, error_record, source_file
 from tilelab.recorder import PassRecorder
 from tilelab.records import (
@@ -30,7 +31,15 @@ from tilelab.records import (
 )
 from tilelab.targets import TargetChoice, resolve_target
 
-__all__ = ["CompiledKernel", "compile_kernel", "describe_arguments", "explore", "place"]
+__all__ = [
+    "CompiledKernel",
+    "compile_kernel",
+    "describe_arguments",
+    "explore",
+    "needs_machine_code",
+    "place",
+    "with_machine_code",
+]
 
 _LINE_DIRECTIVE = re.compile(r'^\s*#line\s+(\d+)\s+"([^"]*)"\s*$')
 
@@ -50,48 +59,82 @@ class CompiledKernel:
     kernel: Any = None  # tilelang JITKernel when record.mode is COMPILED
 
 
-def explore(kernel: Any, *args: Any, arch: str | None = None, target: Any = None, **kwargs: Any) -> KernelRecord:
+def explore(
+    kernel: Any, *args: Any, arch: str | None = None, target: Any = None, machine_code: bool = True, **kwargs: Any
+) -> KernelRecord:
     """Compile ``kernel`` with every pass recorded; see :func:`tilelab.explore`."""
-    return compile_kernel(kernel, args, kwargs, resolve_target(arch, target)).record
+    record = compile_kernel(kernel, args, kwargs, resolve_target(arch, target)).record
+    return with_machine_code(record) if machine_code else record
+
+
+def needs_machine_code(record: KernelRecord) -> bool:
+    """A successful CUDA record: nvcc can build its PTX, SASS and resources."""
+    return record.ok and record.source is not None and record.source.language == "cuda"
+
+
+def with_machine_code(record: KernelRecord) -> KernelRecord:
+    """``record`` with its machine code (PTX, SASS, resources, occupancy) built by nvcc; unchanged when not CUDA."""
+    if not needs_machine_code(record):
+        return record
+    from tilelab.machine import machine_code_for
+
+    return record.with_machine_code(machine_code_for(record))
 
 
 def compile_kernel(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice, name: str | None = None) -> CompiledKernel:
     """Elaborate, lower (and compile when ``choice.runnable``) with passes recorded.
 
+    An ``@tilelang.autotune`` kernel is compiled for one of its configs: the
+    keyword arguments given, the rest from its first config (the record says so).
+
     Raises :class:`~tilelab.errors.KernelCompileError` carrying a failed record.
     """
     _check_kernel(kernel)
-    name = name or _kernel_name(kernel)
+    name = name or tl.kernel_name(kernel)
+    kwargs, notes = _with_autotune_config(kernel, args, kwargs)
     recorder = PassRecorder()
+    recorder.warnings.extend(notes)
     facts = _Facts(name=name, choice=choice, arguments=describe_arguments(args, kwargs))
     with captured_compiler_output() as output:
         try:
             started = time.perf_counter()
-            func, options = _elaborate(kernel, args, kwargs, choice)
+            func, options = tl.elaborate(kernel, args, kwargs, choice.tvm_target())
             facts.elaborate_s = time.perf_counter() - started
-            facts.cache_key = _cache_key(func, choice, options["pass_configs"])
+            facts.cache_key = _cache_key(func, choice, options.pass_configs)
             with recorder.installed():
                 started = time.perf_counter()
-                compiled = _lower(func, options, choice)
+                compiled = tl.lower(func, options, choice, line_directives=True)
                 facts.total_s = time.perf_counter() - started
         except Exception as exc:  # the compiler's failures come in every type; each becomes a failed record
             error = error_record(
                 exc,
                 output.text(),
                 stage=recorder.stage(elaborated=facts.stage_after_elaborate()),
-                kernel_file=_kernel_origin(kernel),
-                parameters=_bound_parameters(kernel, args, kwargs),
+                kernel_file=tl.kernel_origin(kernel),
+                parameters=tl.bound_parameters(kernel, args, kwargs),
+                kernel_span=tl.kernel_span(kernel),
             )
             raise KernelCompileError(facts.failed(recorder, error)) from exc
     return CompiledKernel(facts.finished(recorder, compiled), compiled.kernel)
 
 
-@dataclass
-class _Lowered:
-    device_mod: Any
-    device_source: str
-    host_source: str | None
-    kernel: Any = None
+def _with_autotune_config(kernel: Any, args: tuple, kwargs: dict) -> tuple[dict, list[str]]:
+    """``kwargs`` completed from an ``@autotune`` kernel's first config, and a note saying so."""
+    if not tl.is_autotuned(kernel):
+        return kwargs, []
+    configs = tl.autotune_configs(kernel, args, kwargs)
+    if not configs:
+        return kwargs, []
+    first = configs[0]
+    taken = {key: value for key, value in first.items() if key not in kwargs}
+    if not taken:
+        return kwargs, []
+    shown = ", ".join(f"{key}={value!r}" for key, value in taken.items())
+    note = (
+        f"@autotune kernel: explored with its first of {len(configs)} configs ({shown}); "
+        "pass these as keyword arguments to explore another"
+    )
+    return {**kwargs, **taken}, [note]
 
 
 @dataclass
@@ -129,15 +172,17 @@ class _Facts:
             **self._base(),
         )
 
-    def finished(self, recorder: PassRecorder, lowered: _Lowered) -> KernelRecord:
+    def finished(self, recorder: PassRecorder, lowered: tl.Lowered) -> KernelRecord:
         lower_s = recorder.lower_s
+        launches = tuple(LaunchRecord(**launch) for launch in tl.launches(lowered.device_mod))
         return KernelRecord(
             status=Status.OK,
             mode=CompileMode.COMPILED if lowered.kernel is not None else CompileMode.LOWERED,
             passes=tuple(recorder.passes),
             source=_source_record(lowered, self.choice),
             layouts=recorder.layouts,
-            launch=_launch_record(lowered.device_mod),
+            launches=launches,
+            launch_problems=_launch_problems(launches, self.choice),
             timings=TimingRecord(self.elaborate_s, lower_s, max(0.0, self.total_s - lower_s)),
             warnings=tuple(recorder.warnings),
             **self._base(),
@@ -145,37 +190,6 @@ class _Facts:
 
     def stage_after_elaborate(self) -> bool:
         return bool(self.cache_key)
-
-
-def _kernel_name(kernel: Any) -> str:
-    func = getattr(kernel, "func", None)
-    for candidate in (getattr(func, "__name__", None), getattr(kernel, "__name__", None)):
-        if candidate:
-            return str(candidate)
-    attrs = getattr(kernel, "attrs", None)
-    if attrs is not None and "global_symbol" in attrs:
-        return str(attrs["global_symbol"])
-    return "kernel"
-
-
-def _kernel_origin(kernel: Any) -> str | None:
-    """The file that defined the kernel's Python function (a cell's pseudo-file in notebooks)."""
-    func = getattr(getattr(kernel, "func", None), "orig_func", None) or getattr(kernel, "func", None)
-    code = getattr(func, "__code__", None)
-    return code.co_filename if code is not None else None
-
-
-def _bound_parameters(kernel: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
-    """The kernel's Python parameters as called, defaults included."""
-    signature = getattr(kernel, "signature", None)
-    if signature is None:
-        return {}
-    try:
-        bound = signature.bind_partial(*args, **kwargs)
-    except TypeError:
-        return dict(kwargs)
-    bound.apply_defaults()
-    return dict(bound.arguments)
 
 
 def describe_arguments(args: tuple, kwargs: dict) -> dict[str, str]:
@@ -194,31 +208,10 @@ def _short_repr(value: Any) -> str:
 
 
 def _check_kernel(kernel: Any) -> None:
-    from tilelang.jit import JITImpl
-    from tvm import tirx
-
-    if not isinstance(kernel, (JITImpl, tirx.PrimFunc)):
-        raise TypeError(f"explore() needs a @tilelang.jit function or a PrimFunc, got {type(kernel).__name__}")
-
-
-def _elaborate(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice) -> tuple[Any, dict[str, Any]]:
-    import tilelang
-    from tvm import tirx
-
-    if isinstance(kernel, tirx.PrimFunc):
-        if args or kwargs:
-            raise TypeError("a bare PrimFunc takes no arguments; pass the @tilelang.jit function instead")
-        return kernel, {"out_idx": None, "pass_configs": {}, "execution_backend": None}
-    with choice.tvm_target():
-        func = kernel.get_tir(*args, **kwargs)
-    configs = dict(kernel.pass_configs or {})
-    if func.attrs and "tilelang_pass_configs" in func.attrs:
-        configs = {**dict(func.attrs["tilelang_pass_configs"]), **configs}
-    configs[tilelang.PassConfigKey.TL_EMIT_LINE_DIRECTIVES] = True
-    out_idx = None if (func.attrs and "tilelang_out_idx" in func.attrs) else kernel.out_idx
-    if isinstance(out_idx, (list, tuple)):
-        out_idx = list(out_idx)  # tilelang normalises it in place; the kernel's own list must not change
-    return func, {"out_idx": out_idx, "pass_configs": configs, "execution_backend": kernel.execution_backend}
+    if not tl.is_kernel(kernel):
+        raise TypeError(
+            f"explore() needs a @tilelang.jit (or @tilelang.autotune) function or a PrimFunc, got {type(kernel).__name__}"
+        )
 
 
 def _cache_key(func: Any, choice: TargetChoice, pass_configs: dict) -> str:
@@ -234,39 +227,7 @@ def _cache_key(func: Any, choice: TargetChoice, pass_configs: dict) -> str:
     return digest.hexdigest()
 
 
-def _lower(func: Any, options: dict[str, Any], choice: TargetChoice) -> _Lowered:
-    import tilelang
-
-    target = choice.tvm_target()
-    if choice.runnable:
-        from tilelang.jit.kernel import JITKernel
-
-        # JITKernel, not tilelang.compile: a kernel-cache hit would run no passes.
-        backend = options["execution_backend"] or ("tvm_ffi" if choice.is_cuda else "cython")
-        jit_kernel = JITKernel(
-            func,
-            out_idx=options["out_idx"],
-            target=target,
-            pass_configs=options["pass_configs"],
-            execution_backend=backend,
-        )
-        artifact = jit_kernel.artifact
-        return _Lowered(artifact.device_mod, jit_kernel.get_kernel_source(), _host_source(jit_kernel), jit_kernel)
-    with tilelang.transform.PassContext(opt_level=3, config=options["pass_configs"]), target:
-        artifact = tilelang.lower(func, target=target, enable_device_compile=False, enable_host_codegen=True)
-    host = artifact.host_mod.inspect_source() if artifact.host_mod is not None else None
-    return _Lowered(artifact.device_mod, str(artifact.kernel_source), host)
-
-
-def _host_source(jit_kernel: Any) -> str | None:
-    # Some execution backends have no host source to show; that is not an error.
-    try:
-        return jit_kernel.get_host_source()
-    except Exception:
-        return None
-
-
-def _source_record(lowered: _Lowered, choice: TargetChoice) -> SourceRecord:
+def _source_record(lowered: tl.Lowered, choice: TargetChoice) -> SourceRecord:
     device, links = _strip_line_directives(lowered.device_source)
     kernel_file = _kernel_file(links)
     return SourceRecord(
@@ -307,20 +268,9 @@ def _kernel_file(links: tuple[LineLink, ...]) -> str:
     return max(counts, key=lambda f: counts[f]) if counts else ""
 
 
-def _extent(value: Any) -> int | str:
-    """A launch extent: an int, or its expression when it depends on a dynamic shape."""
-    return int(value) if type(value).__name__ == "IntImm" else str(value)
+def _launch_problems(launches: tuple[LaunchRecord, ...], choice: TargetChoice) -> tuple[str, ...]:
+    if not choice.is_cuda:
+        return ()
+    from tilelab.occupancy import launch_problems
 
-
-def _launch_record(device_mod: Any) -> LaunchRecord | None:
-    for _, func in device_mod.functions.items():
-        attrs = func.attrs
-        if attrs is None or "thread_extent" not in attrs:
-            continue
-        extent = {str(k): _extent(v) for k, v in attrs["thread_extent"].items()}
-        grid = tuple(extent.get(f"blockIdx.{axis}", 1) for axis in "xyz")
-        block = tuple(extent.get(f"threadIdx.{axis}", 1) for axis in "xyz")
-        shared = int(attrs["dyn_shared_memory_buf"]) if "dyn_shared_memory_buf" in attrs else 0
-        return LaunchRecord(grid, block, shared)  # type: ignore[arg-type]
-    return None
-
+    return tuple(launch_problems(launches, choice.arch))

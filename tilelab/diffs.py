@@ -7,9 +7,25 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-__all__ = ["DiffLine", "Hunk", "count_changes", "diff_lines", "line_runs", "side_by_side", "word_diff"]
+if TYPE_CHECKING:
+    from tilelab.records import KernelRecord, PassRecord
+
+__all__ = [
+    "DiffLine",
+    "Hunk",
+    "align_passes",
+    "count_changes",
+    "diff_lines",
+    "ir_at",
+    "line_runs",
+    "only_in",
+    "side_by_side",
+    "word_diff",
+]
 
 _WORD = re.compile(r"\w+|\s+|[^\w\s]")
 
@@ -119,3 +135,32 @@ def side_by_side(lines: tuple[DiffLine, ...] | list[DiffLine]) -> list[tuple[int
         for k in range(max(len(removed), len(added))):
             rows.append((removed[k] if k < len(removed) else None, added[k] if k < len(added) else None))
     return rows
+
+def ir_at(passes: Sequence[PassRecord], position: int) -> str:
+    """The IR after the pass at ``position`` (an unchanged pass may store no text: take the last one stored)."""
+    for record in reversed(passes[: position + 1]):
+        if record.ir:
+            return record.ir
+    return ""
+
+
+def align_passes(a: KernelRecord, b: KernelRecord) -> list[tuple[int | None, int | None]]:
+    """Positions of the passes of ``a`` and ``b`` matched by name in order; ``None`` where one has no such pass."""
+    names_a, names_b = [p.name for p in a.passes], [p.name for p in b.passes]
+    pairs: list[tuple[int | None, int | None]] = []
+    matcher = difflib.SequenceMatcher(None, names_a, names_b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            pairs += list(zip(range(i1, i2), range(j1, j2), strict=True))
+            continue
+        pairs += [(i, None) for i in range(i1, i2)]
+        pairs += [(None, j) for j in range(j1, j2)]
+    return pairs
+
+
+def only_in(a: KernelRecord, b: KernelRecord) -> tuple[list[str], list[str]]:
+    """Pass names that run in only ``a``, and in only ``b`` (each name once, in pipeline order)."""
+    names_a, names_b = [p.name for p in a.passes], [p.name for p in b.passes]
+    first = list(dict.fromkeys(n for n in names_a if n not in set(names_b)))
+    second = list(dict.fromkeys(n for n in names_b if n not in set(names_a)))
+    return first, second

@@ -126,12 +126,17 @@ def error_record(
     stage: str = "lower",
     kernel_file: str | None = None,
     parameters: dict[str, Any] | None = None,
+    kernel_span: tuple[int, int] | None = None,
 ) -> ErrorRecord:
-    """Describe ``exc`` in one short message with the kernel line it points at."""
+    """Describe ``exc`` in one short message with the kernel line it points at.
+
+    ``kernel_span`` (first and last line of the kernel's function in
+    ``kernel_file``) narrows the search for the op a C++ failure names.
+    """
     text = str(exc) or type(exc).__name__
     location = _location(text, exc, kernel_file)
     headline = _headline(text, exc)
-    hint_line, hint = _hint(headline, location, kernel_file, parameters or {})
+    hint_line, hint = _hint(headline, location, kernel_file, parameters or {}, kernel_span)
     if hint_line is not None:
         location = (location[0] if location else kernel_file, hint_line)
     message = headline if not hint else f"{headline} ({hint})"
@@ -158,16 +163,20 @@ def _headline(text: str, exc: BaseException) -> str:
 
 
 def _is_library_file(filename: str) -> bool:
-    return any(part in filename for part in ("/tilelang/", "/tvm/", "/tvm_ffi/", "/tilelab/", "site-packages")) or filename in (
-        "<unknown>",
-        "<string>",
-    )
+    """Not the user's: TileLang's, TVM's or TileLab's Python, and any C++ frame (``/project/src/...ws.cc``)."""
+    if filename.startswith("<"):
+        return filename in ("<unknown>", "<string>")  # a cell's pseudo-file is the user's
+    if not filename.endswith(".py"):
+        return True
+    return any(part in filename for part in ("/tilelang/", "/tvm/", "/tvm_ffi/", "/tilelab/", "site-packages"))
 
 
 def _location(text: str, exc: BaseException, kernel_file: str | None) -> tuple[str, int] | None:
     """Where the error points: a ``-->`` snippet, else the deepest user frame."""
     for match in _LOCATION.finditer(text):
-        return source_file(match.group("file").strip()), int(match.group("line"))
+        file = source_file(match.group("file").strip())
+        if not _is_library_file(file):
+            return file, int(match.group("line"))
     frames = traceback.extract_tb(exc.__traceback__)
     user = [f for f in frames if not _is_library_file(f.filename)]
     preferred = [f for f in user if kernel_file and f.filename == kernel_file]
@@ -192,7 +201,11 @@ def _find_line(file: str | None, predicate, start: int = 1) -> int | None:
 
 
 def _hint(
-    headline: str, location: tuple[str, int] | None, kernel_file: str | None, parameters: dict[str, Any]
+    headline: str,
+    location: tuple[str, int] | None,
+    kernel_file: str | None,
+    parameters: dict[str, Any],
+    kernel_span: tuple[int, int] | None = None,
 ) -> tuple[int | None, str]:
     """Point at the offending op when the compiler points elsewhere (or nowhere)."""
     file = location[0] if location else kernel_file
@@ -209,9 +222,10 @@ def _hint(
             return line, f"{name}={value!r} is a float where an int is needed (a shape, extent or index)"
         return None, "a float is used where an int is needed (a shape, extent or index)"
     lowered = headline.lower()
+    first, last = kernel_span if kernel_span and file == kernel_file else (1, 1 << 30)
     for word, op in _OP_WORDS.items():
         if word in lowered and file:
-            matches = [n for n, ln in enumerate(_lines_of(file), 1) if op in ln]
+            matches = [n for n, ln in enumerate(_lines_of(file), 1) if op in ln and first <= n <= last]
             if len(matches) == 1:
                 return matches[0], f"at {op.rstrip('(')}"
     return None, ""

@@ -6,6 +6,7 @@ FFI ``map_forward_thread`` costs ~17 µs per element; this is ~300x faster).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -120,6 +121,19 @@ def _fragment_tables(fragment: Any, shape: tuple[int, ...]) -> tuple[np.ndarray,
     return thread, local.astype(np.int32), replicas
 
 
+def _thread_start(fragment: Any) -> int:
+    """The ``threadIdx.x`` of the fragment's thread 0 (a Hopper consumer's fragment starts after the producer's)."""
+    thread_range = getattr(fragment, "thread_range", None)
+    start = getattr(thread_range, "min", None)
+    return int(start) if start is not None and type(start).__name__ == "IntImm" else 0
+
+
+def _is_fragment(layout: Any) -> bool:
+    from tilelang.layout import Fragment
+
+    return isinstance(layout, Fragment)  # a reducer's PartialFragment too
+
+
 def layout_record(buffer: Any, layout: Any) -> LayoutRecord:
     """One buffer's inferred layout as a record (tables when small enough)."""
     shape = tuple(int(s) for s in buffer.shape)
@@ -127,13 +141,19 @@ def layout_record(buffer: Any, layout: Any) -> LayoutRecord:
     description = str(layout).strip()
     common = {"buffer": str(buffer.name), "scope": scope, "shape": shape, "dtype": str(buffer.dtype), "description": description}
     too_big = int(np.prod(shape)) > MAX_ELEMENTS
-    if type(layout).__name__ == "Fragment":
+    if _is_fragment(layout):
         threads = int(layout.get_thread_size())
         if too_big:
-            return LayoutRecord(kind=LayoutKind.FRAGMENT, threads=threads, **common)
+            return LayoutRecord(kind=LayoutKind.FRAGMENT, threads=threads, thread_start=_thread_start(layout), **common)
         thread, local, replicas = _fragment_tables(layout, shape)
         return LayoutRecord(
-            kind=LayoutKind.FRAGMENT, threads=threads, replicas=replicas, thread=thread, local_index=local, **common
+            kind=LayoutKind.FRAGMENT,
+            threads=threads,
+            replicas=replicas,
+            thread=thread,
+            local_index=local,
+            thread_start=_thread_start(layout),
+            **common,
         )
     kind = LayoutKind.SHARED if scope.startswith("shared") else LayoutKind.OTHER
     if too_big:
@@ -177,26 +197,82 @@ def fragment_record(fragment: Any, name: str = "fragment", dtype: str = "float32
 def layouts_of_module(mod: Any, warnings: list[str] | None = None) -> dict[str, LayoutRecord]:
     """Every buffer layout annotated by ``tl.LayoutInference`` in ``mod``.
 
+    Keys are buffer names; when the program launches several device kernels,
+    ``"<kernel>/<buffer>"`` (TileLang's device-kernel names: ``main_kernel``,
+    ``main_kernel_1``, ...), so two kernels allocating the same name keep both.
     A layout that cannot be tabulated is skipped with a line in ``warnings``.
     """
     from tvm import tirx
 
-    found: dict[str, LayoutRecord] = {}
-
-    def visit(node: Any) -> None:
-        annotations = getattr(node, "annotations", None)
-        if annotations is None or not hasattr(node, "alloc_buffers") or "layout_map" not in annotations:
-            return
-        for buffer, layout in annotations["layout_map"].items():
-            if str(buffer.name) in found:
-                continue
-            try:
-                found[str(buffer.name)] = layout_record(buffer, layout)
-            except (NotImplementedError, KeyError, ValueError) as exc:
-                if warnings is not None:
-                    warnings.append(f"layout of {buffer.name} not tabulated: {exc}")
-
-    for _, func in mod.functions.items():
+    kernels: list[tuple[str, list[Any], list[Any]]] = []
+    for global_var, func in mod.functions.items():
         if isinstance(func, tirx.PrimFunc):
-            tirx.stmt_functor.post_order_visit(func.body, visit)
+            symbol = str(func.attrs["global_symbol"]) if func.attrs and "global_symbol" in func.attrs else global_var.name_hint
+            kernels += [
+                (f"{symbol}_kernel" + (f"_{i}" if i else ""), blocks, data)
+                for i, (blocks, data) in enumerate(_kernels_with_layouts(func.body))
+            ]
+    several = len(kernels) > 1
+    found: dict[str, LayoutRecord] = {}
+    for kernel, blocks, data in kernels:
+        for block in blocks:
+            for buffer, layout in block.annotations["layout_map"].items():
+                if several and not any(buffer.data.same_as(d) for d in data):
+                    continue
+                key = f"{kernel}/{buffer.name}" if several else str(buffer.name)
+                if key in found:
+                    continue
+                try:
+                    found[key] = replace(layout_record(buffer, layout), kernel=kernel)
+                except (NotImplementedError, KeyError, ValueError) as exc:
+                    if warnings is not None:
+                        warnings.append(f"layout of {key} not tabulated: {exc}")
     return found
+
+
+def _has_layouts(node: Any) -> bool:
+    annotations = getattr(node, "annotations", None)
+    return annotations is not None and hasattr(node, "alloc_buffers") and "layout_map" in annotations
+
+
+def _kernels_with_layouts(body: Any) -> list[tuple[list[Any], list[Any]]]:
+    """Per device kernel (``T.Kernel`` launch): its blocks carrying a ``layout_map``, and the buffer data it touches.
+
+    At ``tl.LayoutInference`` every kernel's root block carries the whole
+    program's map (two kernels' ``acc`` are both named ``acc``), so a kernel's
+    own buffers are those whose data its body reads or writes.
+    """
+    from tvm import tirx
+
+    kernels: list[tuple[list[Any], list[Any]]] = []
+
+    def collect(stmt: Any) -> tuple[list[Any], list[Any]]:
+        blocks: list[Any] = []
+        data: list[Any] = []
+
+        def visit(node: Any) -> None:
+            if _has_layouts(node):
+                blocks.append(node)
+            buffer = getattr(node, "buffer", None)
+            if buffer is not None and hasattr(buffer, "data") and not any(buffer.data.same_as(d) for d in data):
+                data.append(buffer.data)
+
+        tirx.stmt_functor.post_order_visit(stmt, visit)
+        return blocks, data
+
+    def launch(node: Any) -> bool:
+        is_launch = (
+            isinstance(node, tirx.AttrStmt)
+            and node.attr_key == "thread_extent"
+            and str(getattr(node.node, "thread_tag", "")).startswith("blockIdx")
+        )
+        if not is_launch:
+            return True
+        kernels.append(collect(node.body))
+        return False  # the launches nested inside (blockIdx.y, .z) belong to this kernel
+
+    tirx.stmt_functor.pre_order_visit(body, launch)
+    if not kernels:  # no GPU launch (a CPU kernel): one kernel, every buffer its own
+        blocks, _ = collect(body)
+        kernels.append((blocks, []))
+    return [(blocks, data) for blocks, data in kernels if blocks]

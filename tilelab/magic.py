@@ -21,14 +21,15 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from tilelab import _tilelang as tl
 from tilelab.errors import KernelCompileError, NoGPUError, error_record
 from tilelab.records import KernelRecord
-from tilelab.registry import default_registry
+from tilelab.registry import LIMIT, Bounded, default_registry
 from tilelab.targets import TargetError, resolve_target
 
 __all__ = ["TileLangMagics", "load_extension", "unload_extension"]
 
-_SUBCOMMANDS = ("list", "show", "traceback", "tune")
+_SUBCOMMANDS = ("list", "show", "diff", "traceback", "tune")
 
 
 @magics_class
@@ -38,7 +39,11 @@ class TileLangMagics(Magics):
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)
         self.registry = default_registry()
-        self._cache: dict[str, tuple[list[KernelRecord], dict[str, Any]]] = {}
+        # Both bounded like the registry: a long session runs many distinct cells.
+        self._cache: Bounded[str, _CachedCell] = Bounded(LIMIT)
+        self._cell_files: Bounded[str, None] = Bounded(
+            LIMIT, on_evict=lambda filename, _: linecache.cache.pop(filename, None)
+        )
         self._last_log: str | None = None
 
     @magic_arguments()
@@ -49,12 +54,14 @@ class TileLangMagics(Magics):
     @argument("--no-show", action="store_true", help="bind the records but display nothing")
     @argument("--force", action="store_true", help="recompile even when the cell is unchanged")
     @argument("--bench", action="store_true", help="also time each compiled kernel on the GPU")
+    @argument("--profile", action="store_true", help="also run each compiled kernel once under Nsight Compute (ncu)")
+    @argument("--no-machine-code", action="store_true", help="skip building PTX/SASS/resources with nvcc")
     @line_cell_magic
     def tilelang(self, line: str, cell: str | None = None):
         """Compile the kernels a cell defines and show their Explorer; see ``%tilelang?``.
 
-        Line forms: ``%tilelang list``, ``%tilelang show NAME``, ``%tilelang traceback``,
-        ``%tilelang tune NAME block_M=64,128 ...``.
+        Line forms: ``%tilelang list``, ``%tilelang show NAME``, ``%tilelang diff NAME [A B]``,
+        ``%tilelang traceback``, ``%tilelang tune NAME block_M=64,128 ...``.
         """
         if cell is None:
             return self._line_command(line)
@@ -63,8 +70,9 @@ class TileLangMagics(Magics):
             choice = resolve_target(options.arch, options.target)
         except TargetError as exc:
             raise UsageError(str(exc)) from None
-        if options.bench and not choice.runnable:
-            raise UsageError(str(NoGPUError("--bench")))
+        for flag in ("bench", "profile"):
+            if getattr(options, flag) and not choice.runnable:
+                raise UsageError(str(NoGPUError(f"--{flag}")))
         code, filename = self._compile_cell(cell)
         arguments = self._evaluate_arguments(options.args)
         key = self._cache_key(cell, code, options, arguments, choice.as_json())
@@ -80,13 +88,18 @@ class TileLangMagics(Magics):
             records, compiled = self._explore_all(kernels, arguments, choice)
             if all(record.ok for record in records):
                 self._cache[key] = _CachedCell(records, compiled, bindings)
+            if not options.no_machine_code:
+                for record in records:
+                    self._build_machine_code(record, key)
         self._bind(records, compiled)
         if options.bench:
             for name, jit_kernel in compiled.items():
                 _bench(name, jit_kernel)
+        if options.profile:
+            self._profile(compiled)
         if options.no_show:
             return None
-        return self._show(records)
+        return self._show(records, since=cached is None)
 
     # -- steps of the cell magic ------------------------------------------------
     def _compile_cell(self, cell: str) -> tuple[Any, str]:
@@ -94,6 +107,7 @@ class TileLangMagics(Magics):
         filename = f"<tilelang-cell-{hashlib.sha256(cell.encode()).hexdigest()[:10]}>"
         lines = cell.splitlines(keepends=True)
         linecache.cache[filename] = (len(cell), None, lines, filename)
+        self._cell_files[filename] = None  # the newest cells keep their entry (TileLang reads it on every compile)
         try:
             return compile(cell, filename, "exec", dont_inherit=True), filename  # not our __future__ flags
         except SyntaxError as exc:
@@ -101,10 +115,16 @@ class TileLangMagics(Magics):
             raise UsageError(_located(error.message, exc.lineno, lines)) from None
 
     def _cache_key(self, cell: str, code: Any, options: Any, arguments: Any, target: str) -> str:
-        """Cell text, arguments, target, tilelang version and the simple globals the cell reads."""
+        """Cell code, arguments, target, tilelang version and the simple globals the cell reads.
+
+        The code is the cell's syntax tree, not its text: an edit of comments or
+        whitespace alone compiles nothing (the previous records are shown again).
+        """
+        import ast
+
         import tilelang
 
-        normalized = "\n".join(ln.rstrip() for ln in cell.strip().splitlines())
+        normalized = ast.dump(ast.parse(cell))
         namespace = self.shell.user_ns
         reads = {name: repr(namespace[name]) for name in sorted(_global_names(code)) if name in namespace and _is_simple(namespace[name])}
         described = _describe_arguments(arguments) if arguments is not None else None
@@ -121,13 +141,13 @@ class TileLangMagics(Magics):
             self._last_log = error.log
             raise UsageError(_located(error.message, error.line, linecache.getlines(filename))) from None
         bindings = {name: value for name, value in self.shell.user_ns.items() if before.get(name, _MISSING) is not value}
-        kernels = {name: value for name, value in bindings.items() if not name.startswith("_") and _is_kernel(value)}
+        kernels = {name: value for name, value in bindings.items() if not name.startswith("_") and tl.is_kernel(value)}
         if only is not None:
             if only not in kernels:
                 raise UsageError(f"--name {only}: the cell defines no kernel called {only!r} (it defines: {', '.join(kernels) or 'none'})")
             kernels = {only: kernels[only]}
         if not kernels:
-            raise UsageError("the cell defines no @tilelang.jit kernel or T.prim_func to explore")
+            raise UsageError("the cell defines no @tilelang.jit, @tilelang.autotune kernel or T.prim_func to explore")
         return kernels, bindings
 
     def _evaluate_arguments(self, expression: str | None) -> Any:
@@ -142,7 +162,7 @@ class TileLangMagics(Magics):
     @staticmethod
     def _arguments(value: Any, name: str, kernel: Any) -> tuple[tuple, dict]:
         if value is None:
-            if _is_eager(kernel):
+            if tl.is_eager(kernel):
                 raise UsageError(
                     f"{name} is an eager kernel: give its tensors with --args, "
                     "e.g. --args '(tilelab.place(1024, 512), tilelab.place(512, 256))'"
@@ -181,19 +201,65 @@ class TileLangMagics(Magics):
                 print(f"{record.name}: {_located(record.error.message, record.error.line, lines)}", file=sys.stderr)
                 print("(%tilelang traceback shows the full compiler log)", file=sys.stderr)
 
-    def _show(self, records: list[KernelRecord]):
+    def _show(self, records: list[KernelRecord], since: bool):
         from IPython.display import display
 
+        from tilelab.runs import since_last_run
         from tilelab.views import record_view
+        from tilelab.views.changes import SinceLastRunView
 
         views = [record_view(record) for record in records]
         for view in views[:-1]:
             display(view)
-        return views[-1]
+        if not since:
+            return views[-1]
+        display(views[-1])
+        lines = [SinceLastRunView(since_last_run(self.registry, record)) for record in records]
+        for line in lines[:-1]:
+            display(line)
+        return lines[-1]
+
+    def _build_machine_code(self, record: KernelRecord, cell_key: str) -> None:
+        """Build PTX/SASS/resources in the background; the finished record replaces this one everywhere."""
+        from tilelab.capture import needs_machine_code
+        from tilelab.machine import start_machine_code
+
+        if not needs_machine_code(record):
+            return
+
+        def attach(future: Any) -> None:
+            finished = record.with_machine_code(future.result())
+            self.registry.add(finished)
+            cached = self._cache.get(cell_key)
+            if cached is not None:
+                cached.records[:] = [finished if r.id == record.id else r for r in cached.records]
+            binding = f"{record.name}_record"
+            if self.shell.user_ns.get(binding) is record:
+                self.shell.user_ns[binding] = finished
+
+        start_machine_code(record).add_done_callback(attach)
+
+    def _profile(self, compiled: dict[str, Any]) -> None:
+        from IPython.display import display
+
+        from tilelab.errors import TileLabError
+        from tilelab.ncu import profile
+
+        for name, jit_kernel in compiled.items():
+            try:
+                frame = profile(jit_kernel)
+            except TileLabError as exc:  # ncu missing or refused: one line, the rest of the cell stands
+                print(f"{name}: --profile: {exc}", file=sys.stderr)
+                continue
+            self.shell.push({f"{name}_profile": frame})
+            display(frame)
 
     # -- line forms -----------------------------------------------------------------
     def _line_command(self, line: str):
-        words = shlex.split(line)
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:  # an unbalanced quote
+            raise UsageError(f"%tilelang {line.strip()}: {exc}") from None
         if not words or words[0] not in _SUBCOMMANDS:
             raise UsageError(f"%tilelang {line!r}: use one of {', '.join(_SUBCOMMANDS)} (or %%tilelang as a cell magic)")
         command, rest = words[0], words[1:]
@@ -208,6 +274,8 @@ class TileLangMagics(Magics):
             from tilelab.views import record_view
 
             return record_view(record)
+        if command == "diff":
+            return self._diff(rest)
         if command == "traceback":
             if self._last_log is None:
                 print("no TileLab error in this session")
@@ -215,6 +283,22 @@ class TileLangMagics(Magics):
                 print(self._last_log)
             return None
         return self._tune(line.split(None, 1)[1] if len(words) > 1 else "")
+
+    def _diff(self, words: list[str]):
+        """``%tilelang diff NAME [A B]``: the comparison of two runs (default: the last two)."""
+        from tilelab.runs import RunsError, pick_runs
+        from tilelab.views.compare import CompareView
+
+        if not words:
+            raise UsageError("usage: %tilelang diff NAME [A B]  (run numbers; default: the last two)")
+        try:
+            before, after, first, second = pick_runs(self.registry, words[0], words[1:])
+        except RunsError as exc:
+            raise UsageError(str(exc)) from None
+        from tilelab.changes import record_changes
+
+        print("\n".join([f"run {first} -> run {second}", *record_changes(before, after).lines()[1:]]))
+        return CompareView(before, after)
 
     def _list(self):
         import pandas as pd
@@ -265,21 +349,6 @@ def _describe_arguments(value: Any) -> str:
     return repr(describe_arguments(value if isinstance(value, tuple) else (value,), {}))
 
 
-def _is_kernel(value: Any) -> bool:
-    module = type(value).__module__
-    if not module.startswith(("tilelang", "tvm")):
-        return False
-    from tilelang.jit import JITImpl
-    from tvm import tirx
-
-    return isinstance(value, (JITImpl, tirx.PrimFunc))
-
-
-def _is_eager(kernel: Any) -> bool:
-    func = getattr(kernel, "func", None)
-    return bool(getattr(func, "tensor_args", None))
-
-
 def _unquoted(text: str) -> str:
     text = text.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
@@ -300,7 +369,10 @@ def _bench(name: str, jit_kernel: Any) -> None:
 
 
 def load_extension(ipython: Any) -> None:
+    from tilelab.display import register
+
     ipython.register_magics(TileLangMagics)
+    register(ipython)
     try:
         from tilelab import bridge
     except ImportError:

@@ -8,6 +8,7 @@ import nothing heavy, and know nothing of views. ``KernelRecord.to_json`` /
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
@@ -17,20 +18,24 @@ import numpy as np
 
 __all__ = [
     "FORMAT_VERSION",
+    "CodeLineLink",
     "CompileMode",
     "ErrorRecord",
     "KernelRecord",
+    "KernelResources",
     "LaunchRecord",
     "LayoutKind",
     "LayoutRecord",
     "LineLink",
+    "MachineCodeRecord",
+    "OccupancyRecord",
     "PassRecord",
     "SourceRecord",
     "Status",
     "TimingRecord",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: a launch per device kernel, launch problems, layouts keyed per kernel
 
 
 class Status(str, Enum):
@@ -121,6 +126,8 @@ class LayoutRecord:
     thread: np.ndarray | None = None
     local_index: np.ndarray | None = None
     offset: np.ndarray | None = None
+    kernel: str = ""  # the device kernel that allocates the buffer
+    thread_start: int = 0  # threadIdx.x of the fragment's thread 0 (its thread range's start)
 
     @property
     def element_bytes(self) -> int:
@@ -135,25 +142,26 @@ class LayoutRecord:
     __hash__ = None  # type: ignore[assignment]
 
     def plot(self, **kwargs: Any):
-        """An interactive plotly figure of this layout (see ``tilelab.views.layout``)."""
-        from tilelab.views.layout import layout_figure
+        """An interactive figure of this layout (``tilelab.views.layout.layout_figure``)."""
+        from tilelab._hooks import render
 
-        return layout_figure(self, **kwargs)
+        return render("layout_figure", self, **kwargs)
 
     def to_matplotlib(self, **kwargs: Any):
-        """A static matplotlib figure of this layout, for papers."""
-        from tilelab.views.layout import layout_matplotlib
+        """A static matplotlib figure of this layout, for papers (``tilelab.views.layout.layout_matplotlib``)."""
+        from tilelab._hooks import render
 
-        return layout_matplotlib(self, **kwargs)
+        return render("layout_matplotlib", self, **kwargs)
 
 
 @dataclass(frozen=True)
 class LaunchRecord:
-    """Launch facts; an extent that depends on a dynamic shape is its expression (a str)."""
+    """Launch facts of one device kernel; an extent that depends on a dynamic shape is its expression (a str)."""
 
     grid: tuple[int | str, int | str, int | str]
     block: tuple[int, int, int]
     dynamic_shared_bytes: int
+    kernel: str = ""  # the device function's name, e.g. main_kernel
 
     @property
     def threads(self) -> int:
@@ -202,12 +210,15 @@ class KernelRecord:
     passes: tuple[PassRecord, ...] = ()
     source: SourceRecord | None = None
     layouts: dict[str, LayoutRecord] = field(default_factory=dict)
-    launch: LaunchRecord | None = None
+    launches: tuple[LaunchRecord, ...] = ()  # one per device kernel
+    launch_problems: tuple[str, ...] = ()  # why a kernel cannot launch on ``arch``, with the numbers
+    machine_code: MachineCodeRecord | None = None  # PTX, SASS, resources, occupancy (CUDA, when nvcc is found)
     timings: TimingRecord = field(default_factory=TimingRecord)
     error: ErrorRecord | None = None
     warnings: tuple[str, ...] = ()
     device_name: str | None = None
     from_cache: bool = False
+    created: float = field(default_factory=time.time)  # when the compile finished (orders a kernel's runs)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
     @property
@@ -217,6 +228,21 @@ class KernelRecord:
     @property
     def lowered_only(self) -> bool:
         return self.mode is CompileMode.LOWERED
+
+    @property
+    def launch(self) -> LaunchRecord | None:
+        """The first device kernel's launch (most programs have one)."""
+        return self.launches[0] if self.launches else None
+
+    @property
+    def launchable(self) -> bool:
+        """False when a device kernel exceeds the arch's limits (threads, shared memory; registers with machine code)."""
+        machine_ok = self.machine_code is None or self.machine_code.launchable
+        return not self.launch_problems and machine_ok
+
+    def with_machine_code(self, machine_code: MachineCodeRecord) -> KernelRecord:
+        """This record (same id) with its machine code attached."""
+        return replace(self, machine_code=machine_code)
 
     def pass_named(self, name: str) -> PassRecord:
         """The first pass called ``name``."""
@@ -238,6 +264,8 @@ class KernelRecord:
             "compile_s": round(self.timings.total_s, 3),
             "threads": self.launch.threads if self.launch else None,
             "grid": list(self.launch.grid) if self.launch else None,
+            "kernels": len(self.launches),
+            "launchable": self.launchable,
             "error": self.error.message if self.error else None,
             "from_cache": self.from_cache,
         }
@@ -256,19 +284,21 @@ class KernelRecord:
         state = self.status.value if not self.ok else self.mode.value
         return f"<KernelRecord {self.name} {self.arch} {state}, {len(self.passes)} passes>"
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from tilelab.views import record_view
-
-        return record_view(self)._repr_mimebundle_(include=include, exclude=exclude)
-
     # -- JSON ---------------------------------------------------------------
     def to_json(self) -> str:
         return json.dumps({"format": FORMAT_VERSION, "record": _encode(self)})
+
+    def save(self, path: Any) -> None:
+        """Write this record as JSON to ``path`` (a str or ``Path``); ``tilelab.load(path)`` reads it back."""
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(self.to_json())
 
     @classmethod
     def from_json(cls, text: str) -> KernelRecord:
         payload = json.loads(text)
         version = payload.get("format")
+        if version == 1:
+            return _decode_kernel(_upgraded_from_v1(payload["record"]))
         if version != FORMAT_VERSION:
             raise ValueError(f"KernelRecord JSON format {version!r} is not supported (expected {FORMAT_VERSION})")
         return _decode_kernel(payload["record"])
@@ -322,8 +352,18 @@ def _decode_source(data: dict | None) -> SourceRecord | None:
     return SourceRecord(**{**data, "line_links": links})
 
 
+def _upgraded_from_v1(data: dict) -> dict:
+    """Format 1 had one ``launch`` (or None) and no launch problems."""
+    data = dict(data)
+    launch = data.pop("launch")
+    data["launches"] = [] if launch is None else [launch]
+    data["launch_problems"] = []
+    data["machine_code"] = None
+    data["created"] = 0.0
+    return data
+
+
 def _decode_kernel(data: dict) -> KernelRecord:
-    launch = data["launch"]
     return KernelRecord(
         **{
             **data,
@@ -332,11 +372,163 @@ def _decode_kernel(data: dict) -> KernelRecord:
             "passes": tuple(PassRecord(**p) for p in data["passes"]),
             "source": _decode_source(data["source"]),
             "layouts": {name: _decode_layout(layout) for name, layout in data["layouts"].items()},
-            "launch": None
-            if launch is None
-            else LaunchRecord(tuple(launch["grid"]), tuple(launch["block"]), launch["dynamic_shared_bytes"]),
+            "launches": tuple(
+                LaunchRecord(**{**launch, "grid": tuple(launch["grid"]), "block": tuple(launch["block"])})
+                for launch in data["launches"]
+            ),
+            "launch_problems": tuple(data["launch_problems"]),
             "timings": TimingRecord(**data["timings"]),
             "error": None if data["error"] is None else ErrorRecord(**data["error"]),
             "warnings": tuple(data["warnings"]),
+            "machine_code": None if data.get("machine_code") is None else MachineCodeRecord.from_dict(data["machine_code"]),
         }
     )
+
+
+# -- machine code (PTX, SASS, resources, occupancy) ---------------------------
+@dataclass(frozen=True)
+class KernelResources:
+    """What ptxas reports for one device kernel, with the launch's dynamic shared memory.
+
+    ``registers`` are per thread; spills and ``stack_frame`` are bytes per
+    thread; shared memory is bytes per block (``shared_bytes`` static,
+    ``dynamic_shared_bytes`` from the launch).
+    """
+
+    kernel: str
+    registers: int
+    spill_stores: int = 0
+    spill_loads: int = 0
+    shared_bytes: int = 0
+    dynamic_shared_bytes: int = 0
+    barriers: int = 0
+    stack_frame: int = 0
+    constant_bytes: int = 0  # cmem[0]: the kernel's parameters and constants
+    threads_per_block: int | None = None
+
+    @property
+    def spills(self) -> int:
+        """Spilled bytes per thread, stores and loads together."""
+        return self.spill_stores + self.spill_loads
+
+    @property
+    def total_shared_bytes(self) -> int:
+        return self.shared_bytes + self.dynamic_shared_bytes
+
+
+@dataclass(frozen=True)
+class OccupancyRecord:
+    """Theoretical occupancy of one kernel on one arch, and whether it can launch at all.
+
+    ``blocks_by_limit`` holds the resident blocks per SM that each limit alone
+    allows (``registers``, ``shared memory``, ``threads``, ``blocks``);
+    ``blocks_per_sm`` is their minimum and ``limited_by`` names it.
+    """
+
+    arch: str
+    threads_per_block: int
+    warps_per_block: int
+    blocks_per_sm: int
+    warps_per_sm: int
+    max_warps_per_sm: int
+    occupancy: float  # warps_per_sm / max_warps_per_sm, 0..1
+    limited_by: str
+    blocks_by_limit: dict[str, int] = field(default_factory=dict)
+    registers_per_block: int = 0  # as allocated (per-warp granularity)
+    shared_per_block: int = 0  # as allocated, the system's reserved shared memory included
+    launchable: bool = True
+    reasons: tuple[str, ...] = ()  # why it cannot launch, with the numbers
+
+
+@dataclass(frozen=True)
+class CodeLineLink:
+    """Line ``line`` of a SASS or PTX text came from line ``cuda_line`` of the device source."""
+
+    line: int
+    cuda_line: int
+
+
+@dataclass(frozen=True)
+class MachineCodeRecord:
+    """PTX, SASS, resources and occupancy of a record's device source, built by nvcc/ptxas/nvdisasm.
+
+    ``arch`` is the record's arch; ``compile_arch`` what was compiled for
+    (``sm_90`` becomes ``sm_90a``: wgmma and TMA need it). Per-kernel facts are
+    keyed by the device kernel's name. When a tool is missing or the compile
+    fails, the record says so in ``notes`` / ``error`` and carries what exists.
+    """
+
+    arch: str
+    compile_arch: str = ""
+    ptx: str = ""
+    sass: str = ""
+    resources: dict[str, KernelResources] = field(default_factory=dict)
+    occupancy: dict[str, OccupancyRecord] = field(default_factory=dict)
+    instruction_counts: dict[str, dict[str, int]] = field(default_factory=dict)  # kernel -> opcode -> count
+    sass_links: tuple[CodeLineLink, ...] = ()
+    ptx_links: tuple[CodeLineLink, ...] = ()
+    tools: dict[str, str] = field(default_factory=dict)  # tool -> "path (version)"
+    notes: tuple[str, ...] = ()
+    error: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def available(self) -> bool:
+        """True when SASS or PTX was built."""
+        return self.error is None and bool(self.sass or self.ptx)
+
+    @property
+    def launchable(self) -> bool:
+        return all(occupancy.launchable for occupancy in self.occupancy.values())
+
+    @property
+    def launch_reasons(self) -> tuple[str, ...]:
+        """Why kernels cannot launch, each as ``kernel: reason``."""
+        return tuple(f"{name}: {reason}" for name, occupancy in self.occupancy.items() for reason in occupancy.reasons)
+
+    def total_instruction_counts(self) -> dict[str, int]:
+        """Opcode counts over every kernel."""
+        total: dict[str, int] = {}
+        for counts in self.instruction_counts.values():
+            for opcode, count in counts.items():
+                total[opcode] = total.get(opcode, 0) + count
+        return total
+
+    def cuda_line_for(self, sass_line: int) -> int | None:
+        """The device-source line that SASS line ``sass_line`` came from, if known."""
+        return next((link.cuda_line for link in self.sass_links if link.line == sass_line), None)
+
+    def sass_lines_for(self, cuda_line: int) -> list[int]:
+        """SASS lines generated from device-source line ``cuda_line``."""
+        return [link.line for link in self.sass_links if link.cuda_line == cuda_line]
+
+    def summary(self) -> dict[str, Any]:
+        """The tuning-row columns: the worst kernel's registers, spills, shared memory and occupancy."""
+        resources, occupancy = self.resources.values(), self.occupancy.values()
+        return {
+            "registers": max((r.registers for r in resources), default=None),
+            "spills": sum(r.spills for r in resources) if resources else None,
+            "shared_bytes": max((r.total_shared_bytes for r in resources), default=None),
+            "occupancy": min((o.occupancy for o in occupancy), default=None),
+            "launchable": self.launchable if occupancy else None,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (``from_dict`` reads it back)."""
+        return _encode(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MachineCodeRecord:
+        return cls(
+            **{
+                **data,
+                "resources": {name: KernelResources(**r) for name, r in data["resources"].items()},
+                "occupancy": {
+                    name: OccupancyRecord(**{**o, "reasons": tuple(o["reasons"])})
+                    for name, o in data["occupancy"].items()
+                },
+                "sass_links": tuple(CodeLineLink(**link) for link in data["sass_links"]),
+                "ptx_links": tuple(CodeLineLink(**link) for link in data["ptx_links"]),
+                "notes": tuple(data["notes"]),
+            }
+        )

@@ -2,8 +2,9 @@
 
 The registry owns the session's history (bounded); the bridge and views read
 it and subscribe to it. Listeners get ``(event, item)`` where ``event`` is
-``"record"`` (a new :class:`~tilelab.records.KernelRecord`) or ``"tuning"``
-(a tuning run was added or progressed; the item has ``id`` and ``summary()``).
+``"record"`` (a new :class:`~tilelab.records.KernelRecord`), ``"tuning"``
+(a tuning run was added or progressed; the item has ``id`` and ``summary()``)
+or ``"clear"`` (everything was forgotten; the item is None).
 """
 
 from __future__ import annotations
@@ -16,11 +17,39 @@ from typing import Any, Protocol
 
 from tilelab.records import KernelRecord
 
-__all__ = ["Registry", "TuningRun", "default_registry"]
+__all__ = ["LIMIT", "Bounded", "Registry", "TuningRun", "default_registry"]
 
 _log = logging.getLogger(__name__)
 
 Listener = Callable[[str, Any], None]
+
+LIMIT = 256  # records, tuning runs, and the magic's cached cells
+
+
+class Bounded(OrderedDict):
+    """A dict of at most ``limit`` entries: setting or getting an entry makes it the newest, and the oldest go first.
+
+    ``on_evict(key, value)`` is called for each entry dropped to keep the bound.
+    """
+
+    def __init__(self, limit: int = LIMIT, on_evict: Callable[[Any, Any], None] | None = None) -> None:
+        super().__init__()
+        self.limit = limit
+        self._on_evict = on_evict
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        self.move_to_end(key)
+        while len(self) > self.limit:
+            old_key, old_value = self.popitem(last=False)
+            if self._on_evict is not None:
+                self._on_evict(old_key, old_value)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        if key not in self:
+            return default
+        self.move_to_end(key)
+        return super().__getitem__(key)
 
 
 class TuningRun(Protocol):
@@ -34,19 +63,20 @@ class TuningRun(Protocol):
 class Registry:
     """Kernel records and tuning runs of one session, newest last."""
 
-    def __init__(self, limit: int = 256) -> None:
-        self.limit = limit
-        self._records: OrderedDict[str, KernelRecord] = OrderedDict()
-        self._tuning: OrderedDict[str, TuningRun] = OrderedDict()
+    def __init__(self, limit: int = LIMIT) -> None:
+        self._records: Bounded[str, KernelRecord] = Bounded(limit)
+        self._tuning: Bounded[str, TuningRun] = Bounded(limit)
         self._listeners: list[Listener] = []
         self._lock = threading.RLock()
+
+    @property
+    def limit(self) -> int:
+        """How many records (and, apart, tuning runs) the registry keeps; the oldest go first."""
+        return self._records.limit
 
     def add(self, record: KernelRecord) -> KernelRecord:
         with self._lock:
             self._records[record.id] = record
-            self._records.move_to_end(record.id)
-            while len(self._records) > self.limit:
-                self._records.popitem(last=False)
         self._notify("record", record)
         return record
 
@@ -72,8 +102,6 @@ class Registry:
         """Add a tuning run, or announce that it progressed."""
         with self._lock:
             self._tuning[run.id] = run
-            while len(self._tuning) > self.limit:
-                self._tuning.popitem(last=False)
         self._notify("tuning", run)
 
     def tuning_run(self, run_id: str) -> TuningRun:
@@ -99,9 +127,11 @@ class Registry:
         return unsubscribe
 
     def clear(self) -> None:
+        """Forget every record and tuning run; listeners get a ``("clear", None)`` event."""
         with self._lock:
             self._records.clear()
             self._tuning.clear()
+        self._notify("clear", None)
 
     def _notify(self, event: str, item: Any) -> None:
         with self._lock:

@@ -3,24 +3,36 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from tilelab.tune.build import kernel_name, kernel_source, spec_of
+from tilelab.tune.engine import run_on_engine
 from tilelab.tune.result import TuneResult, TuneRow
-from tilelab.tune.runner import Sweep, run_sweep
-from tilelab.tune.space import Space, choices, config_key
-from tilelab.tune.store import RunKey, TuningStore, signature_of
+from tilelab.tune.runner import Sweep, run_sweep, worker_count
+from tilelab.tune.search import GridFeed, SearchSettings, StudyFeed, resolve_search
+from tilelab.tune.space import Choices, Space, choices, config_key, int_parameters
+from tilelab.tune.store import RunKey, TuningStore, open_history, signature_of
 
-__all__ = ["tune", "tune_from_line"]
+__all__ = ["NotTunableError", "tune", "tune_from_line"]
 
-_OPTIONS = ("where", "reference", "flops", "bytes", "target", "arch", "timeout", "workers", "force", "db")
+_OPTIONS = (
+    "where", "reference", "flops", "bytes", "target", "arch", "timeout", "workers", "force", "db", "rtol", "atol",
+    "search", "budget", "seed", "sampler", "prune", "rebench", "resources",
+)  # fmt: skip
+_FLAGS = ("force", "prune")  # options that may be written without a value
+_WORDS = ("target", "arch", "search", "sampler")  # options whose value may be a bare word
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
+
+
+class NotTunableError(TypeError, ValueError):
+    """``tune()`` was given something compile workers cannot rebuild (a ValueError too: bad input, one line)."""
 
 
 def tune(
@@ -39,6 +51,14 @@ def tune(
     db: str | Path | None = None,
     rtol: float = 1e-2,
     atol: float = 1e-2,
+    search: str = "grid",
+    budget: int | float | None = None,
+    seed: int | None = None,
+    sampler: Any = None,
+    prune: bool | None = None,
+    rebench: int = 3,
+    resources: bool = True,
+    cluster: Any = None,
     on_row: Callable[[TuneRow], None] | None = None,
     live: bool | None = None,
     **kwargs: Any,
@@ -70,8 +90,57 @@ def tune(
         Compile processes (default: one per available CPU).
     force
         Measure again configs already in the history for this kernel, arguments and device.
+        Without it, the history answers for a config unless its row was a failure of the
+        run rather than of the config: a crashed worker, a config compiled but never
+        benchmarked (an interrupt), a ``timeout`` under a shorter limit than ``timeout``,
+        or any failure recorded under another TileLang version. Those are measured again.
     db
-        The history database (default ``$TILELAB_DB`` or ``~/.tilelab/tilelab.db``).
+        The history database (default ``$TILELAB_DB`` or ``~/.tilelab/tilelab.db``), or a
+        PostgreSQL URL (``postgresql://user@host/db``) that several hosts share;
+        ``":memory:"`` keeps this run's rows in memory only. The file is checked
+        before anything compiles: a file named by ``db=`` or ``$TILELAB_DB`` that
+        cannot be used (a directory, not SQLite, read-only, another format) raises
+        :class:`~tilelab.tune.store.TuningHistoryError` naming it; an unusable default
+        file only warns, and the run keeps its rows in memory. A file that fails
+        mid-run warns too: the returned result always holds every row.
+    search
+        ``"grid"`` (default) measures every config in order; ``"optuna"`` lets an
+        Optuna study (TPE, seeded by ``seed``) pick ``budget`` configs, asking for
+        batches as wide as the compile workers and learning from every row,
+        failures included; ``"auto"`` searches spaces of more than
+        :data:`~tilelab.tune.search.AUTO_THRESHOLD` configs (with 30 % of the space
+        unless ``budget`` says otherwise) and runs the grid on smaller ones.
+        Every trial is a row, with its ``trial`` number and ``chosen_by``
+        (``grid``, ``sampler``, ``warm start``: the best config of a nearby shape
+        in the history, or ``random``: the sampler kept repeating itself).
+    budget
+        The configs this run may measure: a number, or a fraction (0 < f <= 1) of
+        the space. Rows restored from the history do not count.
+    seed
+        The sampler's seed (searches are reproducible with it).
+    sampler
+        ``"tpe"`` (default) or ``"random"``, or any Optuna sampler object.
+    prune
+        Stop a benchmark whose first calls are over twice the best so far (a
+        ``pruned`` row saying why). Default: on for searches, off for the grid.
+        Configs that cannot launch are never benchmarked either way.
+    rebench
+        At the end, benchmark the ``rebench`` fastest configs again, one after
+        another with no compile running, into ``rebench_ms``; the best is chosen on
+        that. 0 turns it off.
+    resources
+        For CUDA targets, the ``registers``, ``spills``, ``shared_bytes``,
+        ``occupancy`` and ``launchable`` columns (nvcc and ptxas, or the cubin
+        TileLang built: about 2 s per lowered config, nothing extra per compiled one).
+        A config over the arch's limits (registers included) is ``cannot_launch``.
+        Without nvcc the columns stay empty and ``result.notes`` says why.
+    cluster
+        Compile and benchmark on a Dask cluster instead of this machine: a
+        ``distributed.Client``, a scheduler address (``"tcp://host:8786"``) or a Dask
+        cluster object (``pip install 'tilelab[cluster]'``; see
+        :mod:`tilelab.tune.dask_engine` and :func:`tilelab.cluster.local`). The target
+        and device are those of its GPU workers; ``workers`` is ignored. A worker lost
+        mid-task gives a ``worker_lost`` row and the task is retried once elsewhere.
     on_row
         Called with each finished :class:`~tilelab.tune.result.TuneRow`.
     live
@@ -81,44 +150,122 @@ def tune(
     -------
     TuneResult
         All rows; ``partial`` is True when interrupted (Ctrl-C / kernel interrupt).
+
+    Raises
+    ------
+    ValueError
+        Before anything compiles, for a bad option, an empty space, an unknown target,
+        or an unusable history (:class:`~tilelab.tune.store.TuningHistoryError`).
+    NotTunableError
+        When ``kernel`` is not a kernel that compile workers can rebuild.
     """
+    from tilelab import _tilelang as tl
     from tilelab.registry import default_registry
     from tilelab.targets import resolve_target
 
+    _check_options(timeout, workers, db, rebench, resources)
+    try:
+        spec = spec_of(kernel)
+    except TypeError as exc:
+        raise NotTunableError(str(exc)) from None
+    if configs is None and tl.is_autotuned(kernel) and not any(isinstance(v, Choices) for v in kwargs.values()):
+        configs = tl.autotune_configs(kernel, args, kwargs)  # the kernel's own @autotune space
     space = Space.build(kwargs, where=where, configs=configs)
     if target is None and arch is None:
         target = _declared_target(kernel)
-    choice = resolve_target(arch, target)
-    device = _device_name(choice)
+    engine = _engine(cluster)  # None: this machine's compile workers and GPU
+    choice, device = engine.resolve(arch, target) if engine is not None else (resolve_target(arch, target), None)
+    device = device or _device_name(choice)
     name = kernel_name(kernel)
     key = RunKey.of(name, kernel_source(kernel), signature_of(args, space.fixed), choice.as_json(), device)
-    store = TuningStore(db)
+    settings = resolve_search(search, budget, seed, sampler, prune, len(space), choice.runnable)
+    store = open_history(db)
+    tilelang_version = _tilelang_version()
     result = TuneResult(name, space.configs, space.swept, device, kernel, args, space.fixed, choice, runnable=choice.runnable)
     measured = {} if force else store.measured(key)
-    todo = []
+    todo, known = [], []
     for index, config in enumerate(space.configs):
         past = measured.get(config_key(config))
-        if past is None:
-            todo.append((index, config))
+        if past is not None and past.stands(tilelang_version, timeout):
+            row = replace(past.row, index=index, config=config, trial=None, chosen_by="history", elapsed_s=None, rebench_ms=None)
+            result.add(row)
+            known.append(row)
         else:
-            result.add(replace(past, index=index, config=config))
-    sweep = Sweep(kernel, spec_of(kernel), args, space.fixed, choice, timeout, workers, reference, rtol, atol, flops, bytes)
+            todo.append((index, config))
+    width = engine.slots() if engine is not None else worker_count(workers)
+    feed = _feed(settings, space, todo, known, store, key, width, choice, sampler)
+    result.search = settings
+    result.study = getattr(feed, "study", None)
+    if settings.budget is not None:
+        result.planned = len(result.rows) + feed.size
+    int_params = int_parameters(tl.python_function(kernel))
+    sweep = Sweep(
+        kernel, spec, args, space.fixed, choice, timeout, workers, reference, rtol, atol, flops, bytes, int_params,
+        resources=resources, prune=settings.prune, rebench=rebench,
+    )  # fmt: skip
     registry = default_registry()
     sweep.on_progress.append(lambda: registry.track_tuning(result))
     if on_row is not None:
         sweep.on_row.append(on_row)
-    view = _LiveView(result) if (live if live is not None else _in_kernel()) else None
-    if view is not None:
-        sweep.on_progress.append(view.refresh)
+    # The live view (tilelab.display) follows the run through the registry's tuning events.
+    result.show_live = live if live is not None else _in_kernel()
     registry.track_tuning(result)
-    tilelang_version = _tilelang_version()
     try:
-        run_sweep(sweep, result, todo, lambda row: store.write(key, result.id, row, tilelang_version))
+        if engine is None:
+            run_sweep(sweep, result, feed, store.saver(key, result.id, tilelang_version, timeout))
+        else:
+            run_on_engine(engine, sweep, result, feed, store.saver(key, result.id, tilelang_version, timeout))
     finally:
         registry.track_tuning(result)
-        if view is not None:
-            view.finish()
+        if engine is not None:
+            engine.close()
     return result
+
+
+def _engine(cluster: Any) -> Any:
+    """The engine that runs a sweep on ``cluster`` (None: none, the sweep runs here)."""
+    if cluster is None:
+        return None
+    from tilelab.tune.dask_engine import DaskEngine
+
+    return DaskEngine(cluster)
+
+
+def _check_options(timeout: Any, workers: Any, db: Any, rebench: Any, resources: Any) -> None:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"timeout={timeout!r}: expected a positive number of seconds")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers={workers!r}: expected a positive int (or None: one per CPU)")
+    if db is not None and not isinstance(db, (str, os.PathLike)):
+        raise ValueError(f"db={db!r}: expected a file path, a PostgreSQL URL, or ':memory:'")
+    if isinstance(rebench, bool) or not isinstance(rebench, int) or rebench < 0:
+        raise ValueError(f"rebench={rebench!r}: expected how many top configs to benchmark again (0: none)")
+    if not isinstance(resources, bool):
+        raise ValueError(f"resources={resources!r}: expected True or False")
+
+
+def _feed(
+    settings: SearchSettings,
+    space: Space,
+    todo: list[tuple[int, dict]],
+    known: list[TuneRow],
+    store: TuningStore,
+    key: RunKey,
+    workers: int,
+    choice: Any,
+    sampler: Any,
+) -> GridFeed | StudyFeed:
+    """The configs of this run: the grid (up to the budget), or a study warm-started from nearby shapes.
+
+    A study asks for at most a quarter of its budget at once (at least 2): what it learns
+    from one batch is what makes the next better than random.
+    """
+    if settings.kind == "grid":
+        return GridFeed(todo, settings.budget)
+    budget = settings.budget or len(todo)
+    width = max(1, min(workers, max(2, -(-budget // 4))))
+    seeds = store.nearby(key, limit=width)
+    return StudyFeed(space.configs, space.swept, todo, known, settings, width, batch=not choice.is_cuda, seeds=seeds, sampler=sampler)
 
 
 def _declared_target(kernel: Any) -> Any:
@@ -163,32 +310,15 @@ def _in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-class _LiveView:
-    """The view shown while a sweep runs; its output is replaced by the final snapshot at the end."""
-
-    def __init__(self, result: TuneResult) -> None:
-        from IPython.display import display
-
-        from tilelab.views.tuning import TuningView
-
-        self.view = TuningView(result)
-        self.handle = display(self.view, display_id=True)
-
-    def refresh(self) -> None:
-        self.view.refresh()
-
-    def finish(self) -> None:
-        self.view.refresh(final=True)
-        self.handle.update(self.view)  # the widget stays; the saved text/html is the finished table
-
-
 def tune_from_line(line: str, user_ns: dict[str, Any]) -> TuneResult:
-    """Run ``%tilelang tune NAME [ARGS...] key=v1,v2 ... [timeout=60] [target='c']``.
+    """Run ``%tilelang tune NAME [ARGS...] key=v1,v2 ... [timeout=60] [--target c]``.
 
     ``NAME`` is a kernel in ``user_ns``; bare tokens are positional arguments;
     ``key=v1,v2,...`` sweeps ``key`` over the values, ``key=v`` fixes it. Values
     are Python literals (or names defined in the notebook); ``where`` takes a
     string expression over the parameters, e.g. ``where='block_M*block_N<=16384'``.
+    Options of :func:`tune` may also be written ``--arch sm_80``, ``--timeout=60``,
+    ``--force``, ``--search optuna --budget 0.3 --seed 0`` or ``--prune``.
 
     Raises
     ------
@@ -204,7 +334,9 @@ def tune_from_line(line: str, user_ns: dict[str, Any]) -> TuneResult:
     if name not in user_ns:
         raise ValueError(f"no kernel named {name!r} in the notebook")
     args, kwargs = [], {}
-    for token in rest:
+    remaining = iter(rest)
+    for written in remaining:
+        token = _option(written, remaining) if written.startswith("--") else written
         key, sep, text = token.partition("=")
         if not sep:
             if kwargs:
@@ -214,7 +346,7 @@ def tune_from_line(line: str, user_ns: dict[str, Any]) -> TuneResult:
             raise ValueError(f"{token!r}: {key!r} is not a parameter name")
         elif key == "where":
             kwargs[key] = _where(token, _unquoted(text))
-        elif key in ("target", "arch") and _NAME.match(text):
+        elif key in _WORDS and _NAME.match(text):
             kwargs[key] = text
         else:
             values = _values(token, text, user_ns)
@@ -222,6 +354,20 @@ def tune_from_line(line: str, user_ns: dict[str, Any]) -> TuneResult:
                 raise ValueError(f"{token!r}: {key} takes one value")
             kwargs[key] = choices(values) if len(values) > 1 else values[0]
     return tune(user_ns[name], *args, **kwargs)
+
+
+def _option(token: str, remaining: Iterator[str]) -> str:
+    """``--force``, ``--arch=sm_80`` or ``--arch sm_80`` as ``key=value``."""
+    key, sep, text = token[2:].partition("=")
+    if key not in _OPTIONS:
+        raise ValueError(f"{token!r} is not an option of %tilelang tune (options: {', '.join('--' + o for o in _OPTIONS)})")
+    if key in _FLAGS and not sep:
+        return f"{key}=True"
+    if not sep:
+        text = next(remaining, None)
+        if text is None:
+            raise ValueError(f"{token!r} needs a value")
+    return f"{key}={text}"
 
 
 def _split(line: str) -> list[str]:
@@ -279,4 +425,13 @@ def _where(token: str, expression: str) -> Callable[[dict[str, Any]], bool]:
         code = compile(expression, "<where>", "eval")
     except SyntaxError:
         raise ValueError(f"{token!r}: {expression!r} is not a Python expression") from None
-    return lambda config: bool(eval(code, {"__builtins__": {}}, dict(config)))
+
+    def where(config: dict[str, Any]) -> bool:
+        try:
+            return bool(eval(code, {"__builtins__": {}}, dict(config)))
+        except NameError as exc:
+            raise ValueError(f"{token!r}: {exc.name!r} is not a swept parameter (where= sees {', '.join(config)})") from None
+        except Exception as exc:  # the user's expression: whatever it raises is one line about it
+            raise ValueError(f"{token!r} fails for {config}: {type(exc).__name__}: {exc}") from None
+
+    return where

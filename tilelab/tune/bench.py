@@ -1,31 +1,70 @@
 """Benchmark one compiled config in the parent: inputs, optional reference check, timing.
 
 The parent compiles the config again with :func:`tilelab.tune.build.build`,
-which hits the kernel cache a worker just filled, then times it with
-``tilelang.profiler.do_bench`` (CUDA events on a GPU, ``backend="wall"`` on
-the CPU). Inputs are made once per config from the kernel's parameters
-(uniform in [-1, 1] for floats, small integers otherwise), or are the
-caller's tensors for eager kernels.
+which hits the kernel cache a worker just filled, then times it as
+``tilelang.profiler.do_bench`` does (on a GPU: CUDA events, the L2 flushed
+before each call, 25 ms of warm-up and 100 ms of repetitions; on the CPU: wall
+clock, 5 ms and 50 ms) but keeps every repetition, so a row has its spread
+(min, median, p90, std) besides ``latency_ms`` (the mean on a GPU, the median
+on the CPU, as ``do_bench`` reports them). The first 5 calls estimate the time;
+when their median is over ``stop_above`` (twice the best so far) the benchmark
+stops there and the row is ``pruned``. Inputs are made once per config from the
+kernel's parameters (uniform in [-1, 1] for floats, small integers otherwise),
+or are the caller's tensors for eager kernels.
 """
 
 from __future__ import annotations
 
+import math
+import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from tilelab.tune.build import build
 
-__all__ = ["BenchOutcome", "bench_config"]
+__all__ = ["EARLY_STOP_FACTOR", "PROBE_CALLS", "BenchOutcome", "Spread", "bench_config", "spread_of", "time_calls"]
+
+PROBE_CALLS = 5  # calls that estimate a kernel's time, and decide an early stop
+EARLY_STOP_FACTOR = 2.0  # a benchmark stops when its probe calls are this many times slower than the best so far
+_GPU_MS = (25.0, 100.0)  # warm-up and repetitions, as do_bench's defaults
+_CPU_MS = (5.0, 50.0)
+_FLUSH_BYTES = 256 * 1024 * 1024  # do_bench's L2 flush buffer
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Summary of the repetitions of one benchmark, in milliseconds."""
+
+    latency_ms: float  # what do_bench would report: the mean on a GPU, the (low) median on the CPU
+    min_ms: float
+    median_ms: float
+    p90_ms: float
+    std_ms: float
+    count: int
+
+
+def spread_of(samples: list[float], mean: bool) -> Spread:
+    """The spread of ``samples``; ``latency_ms`` is their mean (``mean=True``) or low median."""
+    ordered = sorted(samples)
+    position = 0.9 * (len(ordered) - 1)
+    lower = int(position)
+    upper = min(lower + 1, len(ordered) - 1)
+    p90 = ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
+    latency = statistics.fmean(ordered) if mean else statistics.median_low(ordered)
+    std = statistics.pstdev(ordered) if len(ordered) > 1 else 0.0
+    return Spread(latency, ordered[0], statistics.median(ordered), p90, std, len(ordered))
 
 
 @dataclass(frozen=True)
 class BenchOutcome:
-    status: str  # "ok", "run_error" or "mismatch"
+    status: str  # "ok", "run_error", "mismatch" or "pruned"
     latency_ms: float | None
     error: str | None
     bench_s: float
     kernel: Any = None
+    spread: Spread | None = None
 
 
 def _device(choice: Any) -> Any:
@@ -87,6 +126,56 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}"[:300]
 
 
+def _cpu_samples(call: Callable[[], Any], count: int) -> list[float]:
+    samples = []
+    for _ in range(count):
+        started = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - started) * 1e3)
+    return samples
+
+
+def _gpu_sampler(call: Callable[[], Any], device: Any) -> Callable[[int], list[float]]:
+    import torch
+
+    flush = torch.empty(_FLUSH_BYTES // 4, dtype=torch.int, device=device)
+
+    def samples(count: int) -> list[float]:
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(count)]
+        for start, end in events:
+            flush.zero_()
+            start.record()
+            call()
+            end.record()
+        torch.cuda.synchronize(device)
+        return [start.elapsed_time(end) for start, end in events]
+
+    return samples
+
+
+def time_calls(call: Callable[[], Any], device: Any, stop_above: float | None = None) -> tuple[list[float], bool]:
+    """Every repetition's time (ms) of ``call`` on ``device``, and whether it stopped after the probe calls."""
+    is_cuda = device.type == "cuda"
+    if is_cuda:
+        import torch
+
+        call()
+        torch.cuda.synchronize(device)
+        sample = _gpu_sampler(call, device)
+        warmup_ms, repeat_ms = _GPU_MS
+    else:
+        call()
+        sample = lambda count: _cpu_samples(call, count)  # noqa: E731  (one line, same shape as the GPU's)
+        warmup_ms, repeat_ms = _CPU_MS
+    probes = sample(PROBE_CALLS)
+    estimate = max(statistics.median(probes), 1e-6)
+    if stop_above is not None and estimate > stop_above:
+        return probes, True
+    for _ in range(int(warmup_ms / estimate)):
+        call()
+    return sample(max(1, int(repeat_ms / estimate))), False
+
+
 def bench_config(
     kernel: Any,
     args: tuple,
@@ -95,27 +184,37 @@ def bench_config(
     reference: Any = None,
     rtol: float = 1e-2,
     atol: float = 1e-2,
+    best_so_far: float | None = None,
 ) -> BenchOutcome:
-    """Compile (cache hit) and time one config; failures come back as outcomes, not exceptions."""
-    from tilelang.profiler import do_bench
+    """Compile (cache hit) and time one config; failures come back as outcomes, not exceptions.
 
+    ``best_so_far`` (ms): stop after the probe calls when their median is over
+    :data:`EARLY_STOP_FACTOR` times it (a ``pruned`` outcome, with why).
+    """
     started = time.perf_counter()
     try:
         jit_kernel = build(kernel, args, kwargs, choice)
     except Exception as exc:  # compiled in a worker but not here: still only this config's row
         return BenchOutcome("compile_error", None, _short(exc), time.perf_counter() - started)
-    device = _device(choice)
     try:
+        device = _device(choice)
         ins = _call_args(kernel, args, kwargs, jit_kernel, device)
         outputs = _outputs(jit_kernel(*ins))
         if reference is not None:
             problem = _mismatch(outputs, _outputs(reference(*ins)), rtol, atol)
             if problem:
                 return BenchOutcome("mismatch", None, problem, time.perf_counter() - started, jit_kernel)
-        if choice.is_cuda:
-            latency = do_bench(lambda: jit_kernel(*ins), warmup=25, rep=100)
-        else:
-            latency = do_bench(lambda: jit_kernel(*ins), warmup=5, rep=50, backend="wall", return_mode="median")
+        stop_above = None if best_so_far is None else EARLY_STOP_FACTOR * best_so_far
+        samples, stopped = time_calls(lambda: jit_kernel(*ins), device, stop_above)
     except Exception as exc:  # a kernel that fails at run time is a row, not the end of the sweep
         return BenchOutcome("run_error", None, _short(exc), time.perf_counter() - started)
-    return BenchOutcome("ok", float(latency), None, time.perf_counter() - started, jit_kernel)
+    spread = spread_of(samples, mean=choice.is_cuda)
+    if not all(math.isfinite(value) for value in samples):
+        return BenchOutcome("run_error", None, "the timer returned a non-finite time", time.perf_counter() - started)
+    if stopped:
+        why = (
+            f"stopped early: the first {len(samples)} calls took {spread.median_ms:.4g} ms (median), "
+            f"over {EARLY_STOP_FACTOR:g}× the best so far ({best_so_far:.4g} ms)"
+        )
+        return BenchOutcome("pruned", spread.latency_ms, why, time.perf_counter() - started, None, spread)
+    return BenchOutcome("ok", spread.latency_ms, None, time.perf_counter() - started, jit_kernel, spread)

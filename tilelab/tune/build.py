@@ -18,13 +18,23 @@ from __future__ import annotations
 
 import linecache
 import pickle
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["KernelSpec", "TensorShape", "build", "kernel_name", "kernel_source", "spec_of"]
+from tilelab import _tilelang as tl
 
-_JIT_OPTIONS = ("out_idx", "execution_backend", "target", "target_host", "verbose", "pass_configs", "compile_flags")
+__all__ = [
+    "KernelSpec",
+    "TensorShape",
+    "build",
+    "kernel_name",
+    "kernel_source",
+    "launch_problems_of",
+    "launches_of",
+    "spec_of",
+]
 
 
 @dataclass(frozen=True)
@@ -47,14 +57,23 @@ class KernelSpec:
     function: bytes  # cloudpickle of the undecorated function
     jit_options: dict[str, Any] | None  # None: a plain function returning a PrimFunc
     files: dict[str, list[str]] = field(default_factory=dict)  # source lines not on disk, by file name
+    modules: dict[str, str] = field(default_factory=dict)  # global name -> module, for string annotations
 
     def load(self) -> Any:
         """Rebuild the kernel: the ``@tilelang.jit`` object, or the plain function."""
+        import importlib
+
         import cloudpickle
 
         for filename, lines in self.files.items():
             linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
         function = cloudpickle.loads(self.function)
+        # TileLang evaluates string annotations in the globals of the function's module by name:
+        # for a function of ``__main__`` that is the worker's own ``__main__``.
+        home = sys.modules.get(function.__module__)
+        for namespace in (function.__globals__, getattr(home, "__dict__", None) if function.__module__ == "__main__" else None):
+            for name, module in self.modules.items() if namespace is not None else ():
+                namespace.setdefault(name, importlib.import_module(module))
         if self.jit_options is None:
             return function
         import tilelang
@@ -62,23 +81,19 @@ class KernelSpec:
         return tilelang.jit(**self.jit_options)(function)
 
 
-def _undecorated(kernel: Any) -> Any:
-    inner = getattr(kernel, "func", None)
-    return getattr(inner, "orig_func", None) or kernel
-
-
 def spec_of(kernel: Any) -> KernelSpec:
-    """Describe ``kernel`` (a ``@tilelang.jit`` function or a PrimFunc factory) for workers."""
+    """Describe ``kernel`` (a ``@tilelang.jit`` / ``@tilelang.autotune`` function, or a PrimFunc factory) for workers.
+
+    An ``@autotune`` kernel travels as its ``@jit``: the sweep itself supplies the configs.
+    """
     import cloudpickle
 
-    function = _undecorated(kernel)
+    function = tl.python_function(kernel)
     if not callable(function) or not hasattr(function, "__code__"):
         raise TypeError(f"tune() needs a @tilelang.jit function or a function returning a PrimFunc, got {type(kernel).__name__}")
     if "<locals>" in function.__qualname__:
         raise TypeError(f"{function.__qualname__} is defined inside a function; define the kernel at the top level of its cell or module")
-    options = None
-    if function is not kernel:
-        options = {name: getattr(kernel, name) for name in _JIT_OPTIONS}
+    options = tl.jit_options(kernel)
     filename = function.__code__.co_filename
     files = {}
     if not Path(filename).is_file():
@@ -90,63 +105,76 @@ def spec_of(kernel: Any) -> KernelSpec:
         pickled = cloudpickle.dumps(function)
     except (pickle.PicklingError, TypeError, AttributeError) as exc:
         raise TypeError(f"cannot send {function.__qualname__} to compile workers: a global it uses cannot be pickled ({exc})") from None
-    return KernelSpec(pickled, options, files)
+    return KernelSpec(pickled, options, files, _named_modules(function))
+
+
+def _named_modules(function: Any) -> dict[str, str]:
+    """The modules among ``function``'s globals that its source names (``T``, ``C``, ...).
+
+    A function sent by value (from ``__main__`` or a notebook cell) keeps only the globals its
+    code refers to; names used only in string annotations (``from __future__ import annotations``,
+    which TileLang evaluates in the function's globals) would be missing in the worker.
+    """
+    import inspect
+    import re
+    import types
+
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):
+        return {}
+    named = set(re.findall(r"\b([A-Za-z_]\w*)\s*\.", source))
+    return {
+        name: value.__name__
+        for name, value in function.__globals__.items()
+        if name in named and isinstance(value, types.ModuleType)
+    }
 
 
 def kernel_name(kernel: Any) -> str:
     """The kernel's Python name."""
-    return getattr(_undecorated(kernel), "__name__", type(kernel).__name__)
+    return tl.kernel_name(kernel)
 
 
 def kernel_source(kernel: Any) -> str:
     """The source text of the kernel's definition (what the history is keyed on)."""
     import inspect
 
-    function = _undecorated(kernel)
+    function = tl.python_function(kernel)
     try:
         return inspect.getsource(function)
     except (OSError, TypeError):
         return function.__code__.co_code.hex()
 
 
-def _is_jit(kernel: Any) -> bool:
-    return hasattr(kernel, "get_tir") and hasattr(kernel, "out_idx")
-
-
-def elaborate(kernel: Any, args: tuple, kwargs: dict, target: Any) -> Any:
-    """The PrimFunc of one config, elaborated under ``target``."""
-    args = tuple(a.meta() if isinstance(a, TensorShape) else a for a in args)
-    with target:
-        if _is_jit(kernel):
-            return kernel.get_tir(*args, **kwargs)
-        return kernel(*args, **kwargs)
-
-
-def _copied(out_idx: Any) -> Any:
-    return list(out_idx) if isinstance(out_idx, (list, tuple)) else out_idx
-
-
 def build(kernel: Any, args: tuple, kwargs: dict, choice: Any) -> Any:
     """Elaborate and compile one config for ``choice`` (a ``tilelab.targets.TargetChoice``).
 
-    Returns the ``JITKernel`` when the target can run, else the lowered artifact.
+    Returns the ``JITKernel`` when the target can run (through TileLang's kernel
+    cache), else the lowered :class:`tilelab._tilelang.Lowered`.
     """
-    import tilelang
-
-    target = choice.tvm_target()
-    func = elaborate(kernel, args, kwargs, target)
-    options = {"out_idx": None, "execution_backend": None, "pass_configs": None, "compile_flags": None}
-    if _is_jit(kernel):
-        options = {name: getattr(kernel, name) for name in options}
-        # tilelang normalises out_idx in place ([-1] -> [2]) when it loads a kernel from its disk
-        # cache, which would change every later cache key in this process: hand it a copy.
-        options["out_idx"] = _copied(options["out_idx"])
-        if func.attrs and "tilelang_out_idx" in func.attrs:
-            options["out_idx"] = None
+    args = tuple(a.meta() if isinstance(a, TensorShape) else a for a in args)
+    func, options = tl.elaborate(kernel, args, kwargs, choice.tvm_target())
     if choice.runnable:
-        return tilelang.compile(func, target=target, **options)
-    # tilelang.compile merges a kernel's own T.annotate_pass_configs; lowering alone must too.
-    configs = dict(func.attrs["tilelang_pass_configs"]) if func.attrs and "tilelang_pass_configs" in func.attrs else {}
-    configs.update(options["pass_configs"] or {})
-    with tilelang.transform.PassContext(opt_level=3, config=configs), target:
-        return tilelang.lower(func, target=target, enable_device_compile=False)
+        return tl.compile_cached(func, options, choice)
+    return tl.lower(func, options, choice)
+
+
+def launches_of(built: Any, choice: Any) -> list[Any]:
+    """The :class:`~tilelab.records.LaunchRecord` of every device kernel of a built CUDA config ([] otherwise)."""
+    if not choice.is_cuda:
+        return []
+    from tilelab.records import LaunchRecord
+
+    device_mod = tl.device_module(built)
+    if device_mod is None:
+        return []
+    return [LaunchRecord(**launch) for launch in tl.launches(device_mod)]
+
+
+def launch_problems_of(built: Any, choice: Any, launches: list[Any] | None = None) -> list[str]:
+    """Why a built config cannot launch on ``choice``'s arch (threads, shared memory), from its device module."""
+    from tilelab.occupancy import launch_problems
+
+    launches = launches_of(built, choice) if launches is None else launches
+    return launch_problems(launches, choice.arch) if launches else []

@@ -1,21 +1,29 @@
 """Tuning rows and the result of one sweep.
 
-A :class:`TuneRow` is data: one config, its status, timings and throughput. A
-:class:`TuneResult` collects the rows of one sweep as they finish (the runner
-adds them; views and the registry read them) and answers the questions asked
-of a sweep: the best config, a pivot table, the compiled best kernel, and the
-full compile record of any config.
+A :class:`TuneRow` is data: one config, its status, timings and throughput,
+the spread of its repetitions, its machine-code columns (CUDA) and, in a
+search, its trial number and who chose it. A :class:`TuneResult` collects the
+rows of one sweep as they finish (the runner adds them; views and the registry
+read them) and answers the questions asked of a sweep: the best config (on the
+serial re-benchmark of the top configs when there is one), a pivot table, the
+compiled best kernel, and the full compile record of any config.
 """
 
 from __future__ import annotations
 
+import html
 import math
 import uuid
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-__all__ = ["TuneResult", "TuneRow", "TuneStatus"]
+__all__ = ["RESOURCE_COLUMNS", "SPREAD_COLUMNS", "TuneResult", "TuneRow", "TuneStatus"]
+
+RESOURCE_COLUMNS = ("registers", "spills", "shared_bytes", "occupancy", "launchable")
+SPREAD_COLUMNS = ("latency_min_ms", "latency_median_ms", "latency_p90_ms", "latency_std_ms")
+_INT_COLUMNS = ("repetitions", "registers", "spills", "shared_bytes", "trial")
+_FLOAT_COLUMNS = ("latency_ms", *SPREAD_COLUMNS, "rebench_ms", "tflops", "gbps", "compile_s", "bench_s", "occupancy", "elapsed_s")
 
 _HIGHLIGHT = "background-color: #b7e4c7; font-weight: bold"
 
@@ -25,9 +33,14 @@ class TuneStatus(str, Enum):
 
     OK = "ok"
     COMPILE_ERROR = "compile_error"
+    CANNOT_LAUNCH = "cannot_launch"  # over the arch's limits (threads, shared memory, registers): never benchmarked
+    PRUNED = "pruned"  # its first repetitions were over twice the best so far: the benchmark stopped early
     RUN_ERROR = "run_error"
     MISMATCH = "mismatch"
     TIMEOUT = "timeout"
+    CRASHED = "crashed"  # the compile worker died: the run failed, not (necessarily) the config
+    WORKER_LOST = "worker_lost"  # a cluster worker went away mid-task: retried once elsewhere; the run failed
+    COMPILED = "compiled"  # compiled, not yet benchmarked (the sweep was interrupted)
 
 
 @dataclass(frozen=True)
@@ -45,6 +58,20 @@ class TuneRow:
     bench_s: float | None = None
     device: str = ""
     cached: bool = False  # restored from the history, not measured in this run
+    latency_min_ms: float | None = None  # the spread over the repetitions (latency_ms is their mean on a GPU,
+    latency_median_ms: float | None = None  # their median on the CPU)
+    latency_p90_ms: float | None = None
+    latency_std_ms: float | None = None
+    repetitions: int | None = None
+    rebench_ms: float | None = None  # the serial re-benchmark of the top configs at the end of the sweep
+    registers: int | None = None  # machine-code columns (CUDA, when nvcc is found): the worst kernel's
+    spills: int | None = None
+    shared_bytes: int | None = None
+    occupancy: float | None = None
+    launchable: bool | None = None
+    trial: int | None = None  # the order in which configs were tried
+    chosen_by: str | None = None  # "grid", "sampler", "warm start", "random" or "history"
+    elapsed_s: float | None = None  # seconds from the start of the run to this row
 
     @property
     def ok(self) -> bool:
@@ -75,13 +102,19 @@ class TuneResult:
     running: bool = False
     partial: bool = False
     runnable: bool = True
+    show_live: bool = False  # display the live view while it runs (tilelab.display follows the registry)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    notes: list[str] = field(default_factory=list)  # one line each: what the run could not do, and why
+    search: Any = None  # tilelab.tune.search.SearchSettings of a search run; None for a plain grid
+    planned: int | None = None  # configs this run will have rows for (a search's budget), when not all
+    study: Any = field(default=None, repr=False)  # the Optuna study of a search run
     _best_kernel: Any = field(default=None, repr=False)
 
     # -- progress -------------------------------------------------------------
     @property
     def total(self) -> int:
-        return len(self.configs)
+        """The rows this run will have: every config of the space, or a search's budget (and history rows)."""
+        return len(self.configs) if self.planned is None else self.planned
 
     @property
     def done(self) -> int:
@@ -89,7 +122,12 @@ class TuneResult:
 
     @property
     def num_errors(self) -> int:
-        return sum(1 for row in self.rows.values() if not row.ok)
+        return sum(1 for row in self.rows.values() if row.status not in _NOT_ERRORS)
+
+    def note(self, text: str) -> None:
+        """Add a note once."""
+        if text not in self.notes:
+            self.notes.append(text)
 
     def add(self, row: TuneRow) -> None:
         self.rows[row.index] = row
@@ -100,7 +138,14 @@ class TuneResult:
     # -- answers ---------------------------------------------------------------
     @property
     def best(self) -> TuneRow | None:
-        """The fastest ``ok`` row (None before any was timed, or when lowering only)."""
+        """The fastest ``ok`` row (None before any was timed, or when lowering only).
+
+        When the top configs were benchmarked again one after another at the end
+        (``rebench_ms``), the best is the fastest of that re-benchmark.
+        """
+        rebenched = [row for row in self.rows.values() if row.ok and row.rebench_ms is not None]
+        if rebenched:
+            return min(rebenched, key=lambda row: row.rebench_ms)
         timed = [row for row in self.rows.values() if row.ok and row.latency_ms is not None]
         return min(timed, key=lambda row: row.latency_ms) if timed else None
 
@@ -140,28 +185,33 @@ class TuneResult:
 
     # -- tables ------------------------------------------------------------------
     def to_pandas(self):
-        """One DataFrame row per finished config, in space order."""
+        """One DataFrame row per finished config, in space order.
+
+        Columns: the swept parameters, ``status``, ``error``, ``latency_ms`` and its
+        spread (``latency_min_ms``, ``latency_median_ms``, ``latency_p90_ms``,
+        ``latency_std_ms``, ``repetitions``), ``rebench_ms``, ``tflops``, ``gbps``,
+        ``compile_s``, ``bench_s``, the machine-code columns (``registers``,
+        ``spills``, ``shared_bytes``, ``occupancy``, ``launchable``; empty without
+        nvcc or off CUDA), ``trial``, ``chosen_by``, ``elapsed_s``, ``device``, ``cached``.
+        """
         import pandas as pd
 
-        columns = [*self.swept, "status", "error", "latency_ms", "tflops", "gbps", "compile_s", "bench_s", "device", "cached"]
+        names = ["status", "error", "latency_ms", *SPREAD_COLUMNS, "repetitions", "rebench_ms", "tflops", "gbps",
+                 "compile_s", "bench_s", *RESOURCE_COLUMNS, "trial", "chosen_by", "elapsed_s", "device", "cached"]  # fmt: skip
         records = [
             {
                 **{name: row.config.get(name) for name in self.swept},
+                **{name: getattr(row, name) for name in names},
                 "status": row.status.value,
-                "error": row.error,
-                "latency_ms": row.latency_ms,
-                "tflops": row.tflops,
-                "gbps": row.gbps,
-                "compile_s": row.compile_s,
-                "bench_s": row.bench_s,
-                "device": row.device,
-                "cached": row.cached,
             }
             for row in self.ordered_rows()
         ]
-        frame = pd.DataFrame.from_records(records, columns=columns)
-        for name in ("latency_ms", "tflops", "gbps", "compile_s", "bench_s"):
+        frame = pd.DataFrame.from_records(records, columns=[*self.swept, *names])
+        for name in _FLOAT_COLUMNS:
             frame[name] = frame[name].astype("float64")
+        for name in _INT_COLUMNS:
+            frame[name] = frame[name].astype("Int64")
+        frame["launchable"] = frame["launchable"].astype("boolean")
         frame["status"] = pd.Categorical(frame["status"], categories=[s.value for s in TuneStatus])
         frame["cached"] = frame["cached"].astype(bool)
         for name in self.swept:
@@ -174,8 +224,12 @@ class TuneResult:
         With more than two swept parameters each cell holds the minimum over the others.
         """
         table = self.pivot_table(index, columns, values)
-        styler = table.style.highlight_min(axis=None, props=_HIGHLIGHT).format(precision=4, na_rep="—")
-        return styler.set_caption(f"{self.kernel_name}: {values} (minimum highlighted)")
+        # Config values, parameter and kernel names are user text: the Styler escapes cells and labels,
+        # but neither axis names nor the caption, so those are escaped here.
+        table = table.rename_axis(index=_escape(table.index.name), columns=_escape(table.columns.name))
+        styler = table.style.highlight_min(axis=None, props=_HIGHLIGHT).format(precision=4, na_rep="—", escape="html")
+        styler = styler.format_index(escape="html", axis=0).format_index(escape="html", axis=1)
+        return styler.set_caption(_escape(f"{self.kernel_name}: {values} (minimum highlighted)"))
 
     def pivot_table(self, index: str | None = None, columns: str | None = None, values: str = "latency_ms"):
         """The plain DataFrame behind :meth:`pivot`."""
@@ -222,10 +276,12 @@ class TuneResult:
         found = f", best {best.latency_ms:.4g} ms at {best.label()}" if best else ""
         return f"<TuneResult {self.kernel_name} {state}: {self.done}/{self.total} configs, {self.num_errors} failed{found}>"
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from tilelab.views.tuning import TuningView
 
-        return TuningView(self)._repr_mimebundle_(include=include, exclude=exclude)
+_NOT_ERRORS = (TuneStatus.OK, TuneStatus.COMPILED, TuneStatus.PRUNED)
+
+
+def _escape(text: Any) -> str:
+    return html.escape(str(text), quote=True)
 
 
 def _sort_key(value: Any) -> tuple:

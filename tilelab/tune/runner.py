@@ -24,6 +24,17 @@ still launches kernels on time); on the CPU they wait until compiles finish so
 that busy workers do not disturb wall-clock timings. The cost: a benchmark
 itself cannot be killed on timeout, and a kernel that faults the GPU faults
 the notebook, as it would if run by hand.
+
+Every config that compiles is stored at once as a ``compiled`` row, which its
+benchmark later replaces: an interrupt (or a crash of the notebook's kernel)
+between compile and benchmark keeps it, and the next run measures it.
+
+Which configs run, and when, is a feed's business (:mod:`tilelab.tune.search`):
+the grid hands out its list as fast as workers take it; a search asks its
+study for a batch and learns from every finished row. When the last config is
+done, the top ``rebench`` configs are benchmarked again one after another, with
+no compile running (parallel warm-up noise can pick the wrong config), and the
+best is chosen on that re-benchmark.
 """
 
 from __future__ import annotations
@@ -36,17 +47,19 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
 
-from tilelab.tune.bench import bench_config
+from tilelab.tune.bench import BenchOutcome, bench_config
 from tilelab.tune.build import KernelSpec, TensorShape
 from tilelab.tune.result import TuneResult, TuneRow, TuneStatus, throughput
+from tilelab.tune.search import GridFeed, Job
+from tilelab.tune.space import mistyped
 from tilelab.tune.worker import read_message, write_message
 
-__all__ = ["Sweep", "TuneSetupError", "run_sweep"]
+__all__ = ["Sweep", "TuneSetupError", "run_sweep", "worker_count"]
 
 
 class TuneSetupError(RuntimeError):
@@ -69,6 +82,10 @@ class Sweep:
     atol: float = 1e-2
     flops: float | Callable[[dict], float] | None = None
     bytes: float | Callable[[dict], float] | None = None
+    int_params: frozenset[str] = frozenset()  # the kernel's parameters that take an int (for error messages)
+    resources: bool = True  # machine-code columns for CUDA configs (nvcc, or the cubin TileLang built)
+    prune: bool = False  # stop a benchmark whose first calls are over twice the best so far
+    rebench: int = 3  # the top configs benchmarked again, one after another, at the end
     on_row: list[Callable[[TuneRow], None]] = field(default_factory=list)
     on_progress: list[Callable[[], None]] = field(default_factory=list)
 
@@ -84,10 +101,8 @@ class _Worker:
     """One compile worker process and the config it is compiling."""
 
     def __init__(self, setup: bytes) -> None:
-        import tilelab
-
         env = dict(os.environ)
-        root = str(Path(tilelab.__file__).resolve().parent.parent)
+        root = str(Path(__file__).resolve().parents[2])  # the folder holding the tilelab package
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         self.log = tempfile.TemporaryFile()  # noqa: SIM115  (lives as long as the worker; closed in stop())
         self.proc = subprocess.Popen(
@@ -105,9 +120,9 @@ class _Worker:
         self.ready = False
         self.job: tuple[int, dict, float] | None = None  # index, config, started
 
-    def send(self, index: int, config: dict) -> None:
-        write_message(self.requests, ("compile", index, config))
-        self.job = (index, config, time.monotonic())
+    def send(self, job: Job) -> None:
+        write_message(self.requests, ("compile", job.index, job.config))
+        self.job = (job.index, job.config, time.monotonic())
 
     def log_tail(self, limit: int = 600) -> str:
         self.log.seek(0)
@@ -128,13 +143,15 @@ class _Worker:
 class _Run:
     """The state of one running sweep (one instance per :func:`run_sweep` call)."""
 
-    def __init__(self, sweep: Sweep, result: TuneResult, todo: list[tuple[int, dict]], write: Callable) -> None:
-        self.sweep, self.result, self.write = sweep, result, write
-        self.pending = deque(todo)
-        self.bench_queue: deque[tuple[int, dict, float]] = deque()
+    def __init__(self, sweep: Sweep, result: TuneResult, feed: Any, write: Callable) -> None:
+        self.sweep, self.result, self.write, self.feed = sweep, result, write, feed
+        self.pending: deque[Job] = deque()  # taken from the feed, not yet sent to a worker
+        self.jobs: dict[int, Job] = {}  # index -> its job, for the row's trial number
+        self.bench_queue: deque[tuple[int, dict, float, dict]] = deque()  # compiled and stored, to benchmark
+        self.benching: tuple[int, dict, float, dict] | None = None
         self.workers: list[_Worker] = []
-        count = sweep.workers or len(os.sched_getaffinity(0))
-        self.size = max(1, min(count, len(todo)))
+        self.started = time.monotonic()
+        self.size = max(1, min(worker_count(sweep.workers), feed.width))
         import pickle
 
         setup = {
@@ -143,6 +160,7 @@ class _Run:
             "fixed": {k: _shipped(v) for k, v in sweep.fixed.items()},
             "choice": sweep.choice,
             "sys_path": [p for p in sys.path if p],
+            "resources": sweep.resources,
         }
         payload = pickle.dumps(setup, protocol=pickle.HIGHEST_PROTOCOL)
         self.setup = len(payload).to_bytes(4, "big") + payload
@@ -151,9 +169,9 @@ class _Run:
         self.workers = [_Worker(self.setup) for _ in range(self.size)]
         if self.sweep.choice.runnable:
             import tilelang  # noqa: F401  (while the workers start: the parent compiles from cache later)
-        while self.pending or self.bench_queue or any(w.job for w in self.workers):
+        while self._more_to_compile() or self.bench_queue or any(w.job for w in self.workers):
             self._dispatch()
-            compiling = bool(self.pending) or any(w.job for w in self.workers)
+            compiling = self._more_to_compile(now=True) or any(w.job for w in self.workers)
             may_bench = bool(self.bench_queue) and (self.sweep.choice.is_cuda or not compiling)
             streams = {w.proc.stdout: w for w in self.workers}
             for stream in wait(list(streams), timeout=0 if may_bench else self._wait_time()):
@@ -162,13 +180,21 @@ class _Run:
             if may_bench:
                 self._bench(*self.bench_queue.popleft())
 
+    def _more_to_compile(self, now: bool = False) -> bool:
+        """Configs waiting for a worker, or still to come from the feed (``now``: ready to come at once)."""
+        return bool(self.pending) or (self.feed.has_ready() if now else not self.feed.exhausted())
+
     def _dispatch(self) -> None:
-        for worker in self.workers:
-            if worker.ready and worker.job is None:
-                if self.pending:
-                    worker.send(*self.pending.popleft())
-                elif worker.proc.poll() is None:
-                    worker.stop()  # no more work: free its memory now
+        idle = [w for w in self.workers if w.ready and w.job is None]
+        if idle and len(self.pending) < len(idle):
+            for job in self.feed.take(len(idle) - len(self.pending)):
+                self.jobs[job.index] = job
+                self.pending.append(job)
+        for worker in idle:
+            if self.pending:
+                worker.send(self.pending.popleft())
+            elif self.feed.exhausted() and worker.proc.poll() is None:
+                worker.stop()  # no more work: free its memory now
         self.workers = [w for w in self.workers if not w.proc.stdout.closed]
 
     def _wait_time(self) -> float:
@@ -186,15 +212,24 @@ class _Run:
         elif message[0] == "setup_failed":
             raise TuneSetupError(f"compile workers could not rebuild the kernel: {message[1]}")
         else:
-            _, index, status, error, seconds = message
+            _, index, status, error, seconds, columns, notes = message
             _, config, _ = worker.job
             worker.job = None
             self.result.compiled += 1
+            for note in notes:
+                self.result.note(note)
             if status == "ok" and self.sweep.choice.runnable:
-                self.bench_queue.append((index, config, seconds))
+                self.write(self._row(index, config, TuneStatus.COMPILED, compile_s=seconds, **columns))
+                self.bench_queue.append((index, config, seconds, columns))  # only once stored: see keep_compiled()
                 self._progress()
-            else:
-                self._finish(TuneRow(index, config, TuneStatus(status), error, compile_s=seconds, device=self.result.device))
+                return
+            if status == TuneStatus.COMPILE_ERROR.value:
+                error = self._explained(config, error)
+            self._finish(self._row(index, config, TuneStatus(status), error, compile_s=seconds, **columns))
+
+    def _explained(self, config: dict, error: str | None) -> str | None:
+        wrong = mistyped({**self.sweep.fixed, **config}, self.sweep.int_params)
+        return f"{wrong} (the compiler said: {error})" if wrong else error
 
     def _died(self, worker: _Worker) -> None:
         code, tail = worker.proc.wait(), worker.log_tail()
@@ -203,7 +238,7 @@ class _Run:
         index, config, started = worker.job
         error = f"compile worker died (exit code {code}){': ' + tail.splitlines()[-1] if tail else ''}"
         self._replace(worker)
-        self._finish(TuneRow(index, config, TuneStatus.COMPILE_ERROR, error, compile_s=time.monotonic() - started, device=self.result.device))
+        self._finish(self._row(index, config, TuneStatus.CRASHED, error, compile_s=time.monotonic() - started))
 
     def _expire(self) -> None:
         now = time.monotonic()
@@ -212,57 +247,121 @@ class _Run:
                 index, config, started = worker.job
                 self._replace(worker)
                 error = f"compile did not finish within {self.sweep.timeout:g} s; the worker was killed"
-                self._finish(TuneRow(index, config, TuneStatus.TIMEOUT, error, compile_s=now - started, device=self.result.device))
+                self._finish(self._row(index, config, TuneStatus.TIMEOUT, error, compile_s=now - started))
 
     def _replace(self, worker: _Worker) -> None:
         worker.stop()
         self.workers.remove(worker)
-        if self.pending:
+        if self._more_to_compile():
             self.workers.append(_Worker(self.setup))
 
-    def _bench(self, index: int, config: dict, compile_s: float) -> None:
+    def _row(self, index: int, config: dict, status: TuneStatus, error: str | None = None, **fields: Any) -> TuneRow:
+        """A row of this run: its trial number, who chose it and when it finished."""
+        job = self.jobs.get(index)
+        return TuneRow(
+            index, config, status, error, device=self.result.device, trial=job.trial if job else None,
+            chosen_by=job.chosen_by if job else None, elapsed_s=time.monotonic() - self.started, **fields,
+        )  # fmt: skip
+
+    def _bench(self, index: int, config: dict, compile_s: float, columns: dict) -> None:
         sweep = self.sweep
-        outcome = bench_config(sweep.kernel, sweep.args, {**sweep.fixed, **config}, sweep.choice, sweep.reference, sweep.rtol, sweep.atol)
+        self.benching = (index, config, compile_s, columns)
+        best = self.result.best if sweep.prune else None
+        outcome = bench_config(
+            sweep.kernel, sweep.args, {**sweep.fixed, **config}, sweep.choice, sweep.reference, sweep.rtol, sweep.atol,
+            best_so_far=best.latency_ms if best is not None else None,
+        )  # fmt: skip
         self.result.benchmarked += 1
+        self._finish(self._row(index, config, TuneStatus(outcome.status), outcome.error, compile_s=compile_s, **self._timed(config, outcome), **columns))
+
+    def _timed(self, config: dict, outcome: BenchOutcome) -> dict[str, Any]:
+        """The row's timing fields from a benchmark's outcome."""
+        sweep, spread = self.sweep, outcome.spread
         flops = sweep.flops(config) if callable(sweep.flops) else sweep.flops
         moved = sweep.bytes(config) if callable(sweep.bytes) else sweep.bytes
-        row = TuneRow(
-            index, config, TuneStatus(outcome.status), outcome.error, outcome.latency_ms,
-            throughput(flops, outcome.latency_ms, 1e12), throughput(moved, outcome.latency_ms, 1e9),
-            compile_s, outcome.bench_s, self.result.device,
-        )  # fmt: skip
-        self._finish(row)
+        fields = {
+            "latency_ms": outcome.latency_ms,
+            "tflops": throughput(flops, outcome.latency_ms, 1e12) if outcome.status == "ok" else None,
+            "gbps": throughput(moved, outcome.latency_ms, 1e9) if outcome.status == "ok" else None,
+            "bench_s": outcome.bench_s,
+        }
+        if spread is not None:
+            fields.update(
+                latency_min_ms=spread.min_ms, latency_median_ms=spread.median_ms, latency_p90_ms=spread.p90_ms,
+                latency_std_ms=spread.std_ms, repetitions=spread.count,
+            )  # fmt: skip
+        return fields
 
     def _finish(self, row: TuneRow) -> None:
         self.write(row)
         self.result.add(row)
+        self.feed.told(row)
         self._progress()
         for callback in self.sweep.on_row:
             callback(row)
+
+    def rebench(self) -> None:
+        """Benchmark the top configs again, one after another, and keep the times as ``rebench_ms``."""
+        sweep = self.sweep
+        ranked = sorted((r for r in self.result.rows.values() if r.ok and r.latency_ms is not None), key=lambda r: r.latency_ms)
+        top = ranked[: sweep.rebench]
+        if len(top) < 2:
+            return
+        for row in top:
+            outcome = bench_config(sweep.kernel, sweep.args, {**sweep.fixed, **row.config}, sweep.choice)
+            if outcome.status != "ok":
+                continue
+            again = replace(row, rebench_ms=outcome.latency_ms)
+            self.result.add(again)
+            if not row.cached:
+                self.write(again)
+        self._progress()
 
     def _progress(self) -> None:
         for callback in self.sweep.on_progress:
             callback()
 
+    def keep_compiled(self) -> None:
+        """After an interrupt: the configs compiled (and stored) but not benchmarked become rows of the result."""
+        for index, config, compile_s, columns in [*filter(None, [self.benching]), *self.bench_queue]:
+            if index not in self.result.rows:
+                self.result.add(self._row(index, config, TuneStatus.COMPILED, compile_s=compile_s, **columns))
+
     def close(self) -> None:
         for worker in self.workers:
             worker.stop()
         self.workers = []
+        if hasattr(self.feed, "close"):
+            self.feed.close()
 
 
-def run_sweep(sweep: Sweep, result: TuneResult, todo: list[tuple[int, dict]], write: Callable[[TuneRow], None]) -> TuneResult:
-    """Compile and benchmark ``todo`` (index, config) into ``result``; ``write`` stores each row.
+def worker_count(workers: int | None) -> int:
+    """Compile processes for ``workers`` (None: one per available CPU)."""
+    return workers or len(os.sched_getaffinity(0))
 
+
+def run_sweep(sweep: Sweep, result: TuneResult, feed: Any, write: Callable[[TuneRow], None]) -> TuneResult:
+    """Compile and benchmark the configs of ``feed`` into ``result``; ``write`` stores each row.
+
+    ``feed`` is a :class:`~tilelab.tune.search.GridFeed` or
+    :class:`~tilelab.tune.search.StudyFeed` (a list of (index, config) is taken as a grid).
     A ``KeyboardInterrupt`` (Ctrl-C, a notebook interrupt) ends the sweep early:
-    the workers are killed and ``result.partial`` is set; finished rows stay.
+    the workers are killed and ``result.partial`` is set; finished rows stay, and
+    configs compiled but not benchmarked are ``compiled`` rows.
     """
-    run = _Run(sweep, result, todo, write)
+    if isinstance(feed, list):
+        feed = GridFeed(feed)
+    run = _Run(sweep, result, feed, write)
     result.running = True
     try:
-        if todo:
+        if feed.size:
             run.loop()
+            run.close()  # the compile workers are gone before the serial re-benchmark
+            if sweep.choice.runnable and sweep.rebench > 0:
+                run.rebench()
     except KeyboardInterrupt:
         result.partial = True
+        run.keep_compiled()
     finally:
         run.close()
         result.running = False

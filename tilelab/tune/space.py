@@ -8,13 +8,15 @@ fine, as in TileLang's JIT tutorial). Keyword arguments that are not
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import json
+import numbers
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Choices", "Space", "choices", "config_key"]
+__all__ = ["Choices", "Space", "choices", "config_key", "int_parameters", "mistyped"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,29 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return repr(value)
+
+
+def int_parameters(function: Callable) -> frozenset[str]:
+    """The parameters of ``function`` that take an int: annotated ``int``, or an int by default."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return frozenset()
+    return frozenset(p.name for p in parameters if _says_int(p.annotation) or _is_int(p.default))
+
+
+def mistyped(values: Mapping[str, Any], int_params: Iterable[str]) -> str | None:
+    """``block_M=64.5: expected an int`` when a value of ``int_params`` is not an int; else None."""
+    wrong = [f"{name}={values[name]!r}" for name in int_params if name in values and not _is_int(values[name])]
+    return f"{', '.join(sorted(wrong))}: expected an int" if wrong else None
+
+
+def _says_int(annotation: Any) -> bool:
+    return annotation is int or (isinstance(annotation, str) and annotation == "int")  # never == on TVM objects
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)

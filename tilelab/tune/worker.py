@@ -2,7 +2,8 @@
 
 The worker imports tilelang once, rebuilds the kernel from its
 :class:`~tilelab.tune.build.KernelSpec`, then compiles one config per request
-and reports status, a short error message and the compile time. Messages are
+and reports status, a short error message, the compile time and, for CUDA
+targets, the machine-code columns (:mod:`tilelab.tune.resources`). Messages are
 length-prefixed pickles: requests on stdin, replies on a private copy of the
 original stdout (fd 1 itself is pointed at stderr, so whatever the compiler
 prints cannot corrupt the protocol). The worker exits when stdin closes or its
@@ -17,6 +18,7 @@ import struct
 import sys
 import threading
 import time
+from dataclasses import replace
 from typing import Any, BinaryIO
 
 __all__ = ["read_message", "write_message"]
@@ -57,20 +59,41 @@ def _exit_with_parent(parent: int) -> None:
             os._exit(1)
 
 
-def _compile(setup: dict, kernel: Any, config: dict) -> tuple[str, str | None, float]:
+def _compile(setup: dict, kernel: Any, config: dict) -> tuple[str, str | None, float, dict[str, Any], list[str]]:
+    """(status, error, seconds, machine-code columns, notes) of one config."""
     from tilelab.errors import captured_compiler_output, error_record
-    from tilelab.tune.build import build
+    from tilelab.tune.build import build, launch_problems_of, launches_of
 
     started = time.perf_counter()
+    choice = setup["choice"]
     with captured_compiler_output() as output:
         try:
-            build(kernel, setup["args"], {**setup["fixed"], **config}, setup["choice"])
+            built = build(kernel, setup["args"], {**setup["fixed"], **config}, choice)
         except Exception as exc:  # any failure of a user's config becomes its row
             seconds = time.perf_counter() - started
             record = error_record(exc, output.text(), stage="compile", parameters=config)
             where = f" (line {record.line})" if record.line else ""
-            return "compile_error", f"{record.message}{where}", seconds
-    return "ok", None, time.perf_counter() - started
+            return "compile_error", f"{record.message}{where}", seconds, {}, []
+    launches = launches_of(built, choice)
+    if not launches and choice.is_cuda and choice.runnable:  # a kernel-cache load keeps no device module: lower it
+        with captured_compiler_output():
+            launches = launches_of(build(kernel, setup["args"], {**setup["fixed"], **config}, replace(choice, runnable=False)), choice)
+    problems = launch_problems_of(built, choice, launches)
+    if problems:  # no nvcc needed to know: the launch alone is over the limits
+        from tilelab.tune.resources import launch_columns
+
+        return "cannot_launch", "; ".join(problems), time.perf_counter() - started, launch_columns(launches), []
+    if not (setup.get("resources") and choice.is_cuda):
+        return "ok", None, time.perf_counter() - started, {}, []
+    from tilelab.tune.resources import resource_columns
+
+    facts = resource_columns(built, launches, choice.arch)
+    seconds = time.perf_counter() - started
+    if facts.build_error:  # what nvcc rejects here fails the same way on a GPU
+        return "compile_error", facts.build_error, seconds, {}, facts.notes
+    if facts.reasons:
+        return "cannot_launch", "; ".join(facts.reasons), seconds, facts.columns, facts.notes
+    return "ok", None, seconds, facts.columns, facts.notes
 
 
 def main() -> None:
@@ -98,8 +121,8 @@ def main() -> None:
         if request[0] == "exit":
             return
         _, index, config = request
-        status, error, seconds = _compile(setup, kernel, config)
-        write_message(replies, ("done", index, status, error, seconds))
+        status, error, seconds, columns, notes = _compile(setup, kernel, config)
+        write_message(replies, ("done", index, status, error, seconds, columns, notes))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import warnings
 from typing import Any
 
@@ -12,7 +13,9 @@ class BundleView:
     """Base of views: subclasses implement ``_build_widget``, ``_build_html`` and ``_text``.
 
     The widget and the snapshot are built once, on first use, so constructing a
-    view is cheap and ``__repr__`` never serialises widget traits.
+    view is cheap and ``__repr__`` never serialises widget traits. A view whose
+    ``_live_key`` is not None keeps one live widget tree per key: building its
+    widget closes the tree of the previous view of that key (see :mod:`tilelab.views._live`).
     """
 
     _widget: Any = None
@@ -20,9 +23,14 @@ class BundleView:
 
     @property
     def widget(self):
-        """The live widget (built on first access)."""
-        if self._widget is None:
+        """The live widget (built on first access, and again after it was closed)."""
+        if self._widget is None or self._widget.comm is None:  # a closed widget has no comm
             self._widget = self._build_widget()
+            key = self._live_key()
+            if key is not None:
+                from tilelab.views._live import live_views
+
+                live_views().adopt(key, self._widget)
         return self._widget
 
     def to_html(self) -> str:
@@ -33,6 +41,11 @@ class BundleView:
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
         try:
+            problem = self._widget_problem()
+            if problem is not None:
+                # No live widget can load: one line saying why, above the static snapshot.
+                notice = f"<p data-tilelab='no-bundle' style='color:#9a6700'>{html.escape(problem)}</p>"
+                return {"text/html": notice + self.to_html(), "text/plain": self._text()}
             widget = self.widget
             return {
                 WIDGET_MIME: {"version_major": 2, "version_minor": 0, "model_id": widget.model_id},
@@ -46,6 +59,14 @@ class BundleView:
 
     def __repr__(self) -> str:
         return self._text()
+
+    def _widget_problem(self) -> str | None:
+        """Why the live widget cannot be shown here (its front-end bundle is missing), or None."""
+        return None
+
+    def _live_key(self) -> Any:
+        """The key under which this view's widget is the one live tree (None: not tracked)."""
+        return None
 
     def _build_widget(self):
         raise NotImplementedError

@@ -2,78 +2,23 @@
 
 from __future__ import annotations
 
-import difflib
-from pathlib import Path
 from typing import Any
 
+from tilelab.diffs import align_passes, ir_at, only_in
 from tilelab.records import KernelRecord
 from tilelab.views._bundle import BundleView
-from tilelab.views._passdata import diff_rows, ir_at
+from tilelab.views._passdata import DiffData
 
-__all__ = ["CompareView", "align_passes", "only_in"]
-
-_ASSETS = Path(__file__).parent / "assets"
+__all__ = ["CompareView", "align_passes", "compare_html", "only_in"]
 
 
-def align_passes(a: KernelRecord, b: KernelRecord) -> list[tuple[int | None, int | None]]:
-    """Positions of the passes of ``a`` and ``b`` matched by name in order; ``None`` where one has no such pass."""
-    names_a, names_b = [p.name for p in a.passes], [p.name for p in b.passes]
-    pairs: list[tuple[int | None, int | None]] = []
-    matcher = difflib.SequenceMatcher(None, names_a, names_b, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            pairs += list(zip(range(i1, i2), range(j1, j2), strict=True))
-            continue
-        pairs += [(i, None) for i in range(i1, i2)]
-        pairs += [(None, j) for j in range(j1, j2)]
-    return pairs
 
 
-def only_in(a: KernelRecord, b: KernelRecord) -> tuple[list[str], list[str]]:
-    """Pass names that run in only ``a``, and in only ``b`` (each name once, in pipeline order)."""
-    names_a, names_b = [p.name for p in a.passes], [p.name for p in b.passes]
-    first = list(dict.fromkeys(n for n in names_a if n not in set(names_b)))
-    second = list(dict.fromkeys(n for n in names_b if n not in set(names_a)))
-    return first, second
 
 
 def _labels(a: KernelRecord, b: KernelRecord) -> tuple[str, str]:
     first, second = f"{a.name} {a.arch}", f"{b.name} {b.arch}"
     return (f"A: {first}", f"B: {second}") if first == second else (first, second)
-
-
-def pair_payload(
-    a: KernelRecord, b: KernelRecord, pairs: list[tuple[int | None, int | None]], row: int
-) -> dict[str, Any]:
-    """One aligned row: both passes' IR and the side-by-side diff from ``a``'s IR to ``b``'s."""
-    left, right = pairs[row]
-    ir_a = ir_at(a.passes, left) if left is not None else ""
-    ir_b = ir_at(b.passes, right) if right is not None else ""
-    side = {
-        "a": None if left is None else {"index": a.passes[left].index, "name": a.passes[left].name},
-        "b": None if right is None else {"index": b.passes[right].index, "name": b.passes[right].name},
-    }
-    return {"type": "pair", "row": row, **side, "same": ir_a == ir_b, "hunks": diff_rows(ir_a, ir_b, "split", 3)}
-
-
-def _widget_class():
-    import anywidget
-    import traitlets
-
-    class CompareWidget(anywidget.AnyWidget):
-        """Aligned pass rows of two records; the selected row's diff is sent on request."""
-
-        _esm = _ASSETS / "compare.js"
-        _css = _ASSETS / "tilelab.css"
-        rows = traitlets.List().tag(sync=True)
-        labels = traitlets.List().tag(sync=True)
-        only = traitlets.List().tag(sync=True)
-        selected = traitlets.Int(-1).tag(sync=True)
-
-        def __repr__(self) -> str:
-            return f"<CompareWidget {len(self.rows)} rows>"
-
-    return CompareWidget
 
 
 class CompareView(BundleView):
@@ -101,16 +46,39 @@ class CompareView(BundleView):
                 return row
         raise KeyError(f"no pass named {name!r} in either record")
 
-    def payload(self, row: int) -> dict[str, Any]:
-        """The message for aligned row ``row``."""
-        return pair_payload(self.a, self.b, self.pairs, row)
+    def _irs(self, row: int) -> tuple[str, str]:
+        left, right = self.pairs[row]
+        return (
+            ir_at(self.a.passes, left) if left is not None else "",
+            ir_at(self.b.passes, right) if right is not None else "",
+        )
+
+    def payload(self, row: int, ignore_whitespace: bool = True) -> dict[str, Any]:
+        """Aligned row ``row``: both passes, both IRs and the changes from ``a``'s IR to ``b``'s."""
+        if not 0 <= row < len(self.pairs):
+            raise ValueError(f"row {row} is not one of the {len(self.pairs)} aligned passes")
+        left, right = self.pairs[row]
+        before, after = self._irs(row)
+        diff = DiffData(before, after, ignore_whitespace)
+        return {
+            "row": row,
+            "a": None if left is None else {"index": self.a.passes[left].index, "name": self.a.passes[left].name},
+            "b": None if right is None else {"index": self.b.passes[right].index, "name": self.b.passes[right].name},
+            "same": before == after,
+            "before": before,
+            "after": after,
+            "changes": diff.changes(),
+            "added": diff.added,
+            "removed": diff.removed,
+        }
 
     def _rows(self) -> list[list[Any]]:
         rows = []
-        for left, right in self.pairs:
+        for row, (left, right) in enumerate(self.pairs):
             pa = self.a.passes[left] if left is not None else None
             pb = self.b.passes[right] if right is not None else None
-            same = pa is not None and pb is not None and ir_at(self.a.passes, left) == ir_at(self.b.passes, right)
+            before, after = self._irs(row)
+            same = pa is not None and pb is not None and before == after
             rows.append(
                 [
                     None if pa is None else pa.name,
@@ -122,30 +90,71 @@ class CompareView(BundleView):
             )
         return rows
 
+    def _live_key(self) -> tuple[str, str, str]:
+        return ("compare", self.a.id, self.b.id)
+
+    def _widget_problem(self) -> str | None:
+        from tilelab.views.widgets import bundle_problem
+
+        return bundle_problem()
+
     def _build_widget(self):
-        widget = _widget_class()(
+        from tilelab.views.widgets import CompareWidget
+
+        def pair(content: dict[str, Any]) -> dict[str, Any]:
+            return self.payload(int(content["row"]), bool(content.get("ignore_whitespace", True)))
+
+        return CompareWidget(
+            {"pair": pair},
+            kind="compare",
             rows=self._rows(),
             labels=list(_labels(self.a, self.b)),
             only=list(only_in(self.a, self.b)),
             selected=self.selected,
         )
 
-        def answer(_widget: Any, content: dict[str, Any], _buffers: Any) -> None:
-            if content.get("type") == "fetch" and widget.selected >= 0:
-                widget.send(self.payload(widget.selected))
-
-        widget.on_msg(answer)
-        widget.observe(
-            lambda change: widget.send(self.payload(change["new"])) if change["new"] >= 0 else None, "selected"
-        )
-        return widget
-
     def _build_html(self) -> str:
-        from tilelab.views.html import compare_html
-
         return compare_html(self)
 
     def _text(self) -> str:
         first, second = only_in(self.a, self.b)
         label_a, label_b = _labels(self.a, self.b)
         return f"<TileLab compare {label_a} ({len(self.a.passes)} passes) vs {label_b} ({len(self.b.passes)} passes): {len(first)} + {len(second)} passes in only one>"
+
+
+def compare_html(view: CompareView) -> str:
+    """The snapshot: passes in only one record, the aligned passes, and the diff of the selected (or last) row."""
+    from tilelab.views.html import BOX, details, escape, table
+    from tilelab.views.passes import diff_html
+
+    label_a, label_b = _labels(view.a, view.b)
+    first, second = only_in(view.a, view.b)
+    rows = view._rows()
+    listing = table(
+        [
+            (escape(na if na is not None else "—"), escape(nb if nb is not None else "—"), "same IR" if same else "differs")
+            for na, _, nb, _, same in rows
+        ],
+        (label_a, label_b, ""),
+        attrs=" data-tilelab='compare-rows'",
+    )
+    only = table(
+        [(escape(label_a), escape(", ".join(first) or "none")), (escape(label_b), escape(", ".join(second) or "none"))],
+        ("only in", "passes"),
+        attrs=" data-tilelab='only-in'",
+    )
+    both = [r for r, (left, right) in enumerate(view.pairs) if left is not None and right is not None]
+    shown = view.selected if view.selected >= 0 else (both[-1] if both else -1)
+    diff = ""
+    if shown >= 0:
+        before, after = view._irs(shown)
+        title = f"IR after {rows[shown][0] or rows[shown][2]}: {label_a} → {label_b}"
+        diff = details(title, diff_html(before, after, max_lines=400), open_=True)
+    head = f"TileLab compare — {label_a} vs {label_b}"
+    return (
+        f"<div class='tilelab-compare' data-tilelab='compare' style='{BOX}'><div style='font-weight:600'>{escape(head)}</div>"
+        + details("passes in only one record", only, open_=True)
+        + details(f"aligned passes ({len(rows)})", listing)
+        + diff
+        + "</div>"
+    )

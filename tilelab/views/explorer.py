@@ -1,4 +1,10 @@
-"""The Explorer: what ``%%tilelang`` shows for one record — tabs Overview · Passes · Source · Layouts."""
+"""The Explorer: what ``%%tilelang`` shows for one record — tabs Overview · Passes · Source · Layouts.
+
+The live widget is a ``VBox`` of two widgets: the :class:`~tilelab.views.widgets.ExplorerWidget`
+(tab bar, Overview, Passes and Source, CodeMirror panes; texts fetched on
+request) and the layouts widget, shown under the tab bar while the Layouts tab
+is selected. The static snapshot has the same sections as ``<details>``.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,21 @@ from typing import Any
 from tilelab.records import KernelRecord
 from tilelab.views._bundle import BundleView
 
-__all__ = ["TABS", "ExplorerView"]
+__all__ = ["TABS", "ExplorerView", "explorer_html"]
 
 TABS = ("Overview", "Passes", "Source", "Layouts")
+_TAB_SPECS = (
+    {"id": "overview", "title": "Overview", "kind": "html", "request": "overview"},
+    {"id": "passes", "title": "Passes", "kind": "passes"},
+    {"id": "source", "title": "Source", "kind": "linked", "request": "source"},
+    {"id": "layouts", "title": "Layouts", "kind": "external"},
+)
+
+
+def _first_interesting_pass(record: KernelRecord) -> int:
+    """The pass shown first: the first one after the start that changed the IR."""
+    changed = [p.index for p in record.passes[1:] if p.changed]
+    return changed[0] if changed else (record.passes[0].index if record.passes else -1)
 
 
 class ExplorerView(BundleView):
@@ -23,50 +41,99 @@ class ExplorerView(BundleView):
 
     Notes
     -----
-    The widget holds only small synced state: pass rows, selections, and the
-    Overview. Pass IR and source text travel on request (custom messages), and
-    the layout figure is built when the Layouts tab is first selected.
+    Synced state is small: the pass rows (no IR), the selections and the tab.
+    Pass IR, diffs, IR search results and the sources travel on request
+    (anywidget custom messages); the layouts widget builds its data when the
+    Layouts tab is first selected.
     """
 
     def __init__(self, record: KernelRecord) -> None:
         self.record = record
+        self._core: Any = None
+        self._layouts: Any = None
 
     @property
-    def tabs(self):
-        """The ``ipywidgets.Tab`` at the root of the widget."""
-        return self.widget
+    def core(self):
+        """The :class:`~tilelab.views.widgets.ExplorerWidget` (tabs, passes, source)."""
+        _ = self.widget
+        return self._core
+
+    @property
+    def layouts(self):
+        """The layouts widget, shown under the tab bar while the Layouts tab is selected."""
+        _ = self.widget
+        return self._layouts
 
     def select(self, tab: str) -> None:
         """Show tab ``tab`` (one of :data:`TABS`)."""
         if tab not in TABS:
             raise ValueError(f"tab {tab!r} is not one of {TABS}")
-        self.widget.selected_index = TABS.index(tab)
+        self.core.tab = _TAB_SPECS[TABS.index(tab)]["id"]
+
+    def select_pass(self, name_or_index: str | int, base: int | None = None) -> None:
+        """Show the Passes tab with pass ``name_or_index`` (a name picks its first run) diffed against ``base``."""
+        record = self.record
+        index = record.pass_named(name_or_index).index if isinstance(name_or_index, str) else int(name_or_index)
+        if index not in {p.index for p in record.passes}:
+            raise ValueError(f"no pass with index {index} in {record.name}")
+        self.select("Passes")
+        self.core.base_index = -1 if base is None else int(base)
+        self.core.pass_index = index
+
+    def _live_key(self) -> tuple[str, str]:
+        return ("explorer", self.record.id)
+
+    def _widget_problem(self) -> str | None:
+        from tilelab.views.widgets import bundle_problem
+
+        return bundle_problem()
 
     def _build_widget(self):
         import ipywidgets as widgets
 
-        from tilelab.views.html import overview_html
+        from tilelab.views._passdata import pass_rows
         from tilelab.views.layout_view import LayoutsWidget
-        from tilelab.views.passes import PassesWidget
-        from tilelab.views.source import SourceWidget
+        from tilelab.views.passes import PassesData
+        from tilelab.views.source import SourceData
+        from tilelab.views.widgets import ExplorerWidget
 
         record = self.record
-        overview = widgets.HTML(f"<div class='tl-overview'>{overview_html(record)}</div>")
-        self.passes = PassesWidget(record)
-        self.source = SourceWidget(record)
-        self.layouts = LayoutsWidget(record)
-        tabs = widgets.Tab(children=[overview, self.passes, self.source, self.layouts], titles=list(TABS))
-        tabs.add_class("tilelab-explorer")
-        tabs.observe(self._on_tab, "selected_index")
-        return tabs
+        passes, source = PassesData(record.passes), SourceData(record)
+        handlers = {
+            "overview": lambda _content: {"html": _overview_with_machine_code(record)},
+            "diff": passes.diff,
+            "ir": passes.ir,
+            "search": passes.search,
+            "source": source.panes,
+            "host": source.host,
+        }
+        core = ExplorerWidget(
+            handlers,
+            kind="explorer",
+            title=self._title(),
+            tabs=[dict(spec) for spec in _TAB_SPECS],
+            passes=pass_rows(record.passes),
+            pass_index=_first_interesting_pass(record),
+        )
+        layouts = LayoutsWidget(record)
+        layouts.layout.display = "none"
+        core.observe(self._on_tab, "tab")
+        self._core, self._layouts = core, layouts
+        root = widgets.VBox([core, layouts])
+        root.add_class("tilelab-explorer")
+        return root
 
     def _on_tab(self, change: dict[str, Any]) -> None:
-        if change["new"] == TABS.index("Layouts"):
-            self.layouts.show()
+        showing = change["new"] == "layouts"
+        self._layouts.layout.display = "" if showing else "none"
+        if showing and callable(getattr(self._layouts, "show", None)):
+            self._layouts.show()
+
+    def _title(self) -> str:
+        record = self.record
+        return f"{record.name} ({record.arch}, {'failed' if not record.ok else record.mode.value})"
 
     def _build_html(self) -> str:
-        from tilelab.views.html import explorer_html
-
         return explorer_html(self.record)
 
     def _text(self) -> str:
@@ -76,3 +143,50 @@ class ExplorerView(BundleView):
             return f"<TileLab Explorer {record.name} ({record.arch}) failed: {message}>"
         changed = sum(1 for p in record.passes if p.changed)
         return f"<TileLab Explorer {record.name} ({record.arch}, {record.mode.value}): {len(record.passes)} passes, {changed} changed, {len(record.layouts)} layouts>"
+
+
+def explorer_html(record: KernelRecord) -> str:
+    """The Explorer's static snapshot: Overview, Passes, Source and Layouts as ``<details>`` sections."""
+    from tilelab.views.html import BOX, details, escape, overview_html
+    from tilelab.views.layout_html import layouts_html
+    from tilelab.views.passes import passes_html
+    from tilelab.views.source import source_html
+
+    changed = sum(1 for p in record.passes if p.changed)
+    head = f"TileLab Explorer — {record.name} ({record.arch}, {'failed' if not record.ok else record.mode.value})"
+    return (
+        f"<div class='tilelab-explorer' data-tilelab='explorer' data-record-id='{escape(record.id)}' style='{BOX}'>"
+        f"<div style='font-weight:600;font-size:14px'>{escape(head)}</div>"
+        + details("Overview", overview_html(record), open_=True, attrs=" data-section='overview'")
+        + details(
+            f"Passes ({len(record.passes)}, {changed} changed)", passes_html(record), attrs=" data-section='passes'"
+        )
+        + details("Source", source_html(record), attrs=" data-section='source'")
+        + details(f"Layouts ({len(record.layouts)})", layouts_html(record), attrs=" data-section='layouts'")
+        + _machine_section(record)
+        + "</div>"
+    )
+
+
+def _machine_section(record: KernelRecord) -> str:
+    """The Machine code section (resources, occupancy, instruction classes, SASS, PTX) when the record has it."""
+    if record.machine_code is None:
+        return ""
+    from tilelab.views.html import details
+    from tilelab.views.machine_code import machine_code_html
+
+    return details(
+        "Machine code", machine_code_html(record.machine_code, record.source), attrs=" data-section='machine'"
+    )
+
+
+def _overview_with_machine_code(record: KernelRecord) -> str:
+    """The live Overview: the newest version of the record (its machine code arrives in the background)."""
+    from tilelab.registry import default_registry
+    from tilelab.views.html import overview_html
+
+    try:
+        record = default_registry().get(record.id)
+    except KeyError:
+        pass  # a record shown without the magic (tilelab.explore) is not in the registry
+    return overview_html(record) + _machine_section(record)

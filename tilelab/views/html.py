@@ -11,27 +11,21 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from tilelab.diffs import diff_lines, line_runs
-from tilelab.records import KernelRecord, PassRecord
-from tilelab.views._passdata import ir_at, previous_changed
+from tilelab.records import KernelRecord
 
 __all__ = [
     "MONO",
     "color_of",
-    "compare_html",
     "details",
-    "diff_table",
     "escape",
-    "explorer_html",
     "overview_html",
     "overview_rows",
-    "passes_html",
+    "plotly_text",
     "table",
 ]
 
 MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px"
 BOX = "font-family:system-ui,-apple-system,Segoe UI,sans-serif;font-size:13px;line-height:1.4"
-MAX_DIFF_LINES = 80  # per pass in a snapshot; the live widget shows everything
 _ADD, _DEL = "background:#e6ffec", "background:#ffebe9"
 _ADD_WORD, _DEL_WORD = "background:#abf2bc", "background:#ffc0bc"
 
@@ -39,6 +33,11 @@ _ADD_WORD, _DEL_WORD = "background:#abf2bc", "background:#ffc0bc"
 def escape(value: Any) -> str:
     """``value`` as text safe inside HTML elements and quoted attributes."""
     return html.escape(str(value), quote=True)
+
+
+def plotly_text(value: Any) -> str:
+    """``value`` as plotly label or title text: plotly reads those as a subset of HTML (and decodes no ``&quot;``)."""
+    return html.escape(str(value), quote=False)
 
 
 def color_of(value: int) -> str:
@@ -79,16 +78,19 @@ def overview_rows(record: KernelRecord) -> list[tuple[str, str]]:
         else ("lowered only (no GPU: not runnable here)" if record.lowered_only else "compiled")
     )
     rows.append(("status", escape(state)))
-    if record.launch:
-        launch = record.launch
+    for launch in record.launches:
+        label = f"launch {launch.kernel}" if len(record.launches) > 1 and launch.kernel else "launch"
         rows.append(
             (
-                "launch",
+                label,
                 escape(
                     f"grid {_dims(launch.grid)}, {launch.threads} threads ({_dims(launch.block)}), {launch.dynamic_shared_bytes} B dynamic shared memory"
                 ),
             )
         )
+    for problem in record.launch_problems:
+        rows.append(("cannot launch", f"<span style='color:#cf222e;font-weight:600'>{escape(problem)}</span>"))
+    rows += _machine_rows(record)
     timing = record.timings
     rows.append(
         (
@@ -111,6 +113,30 @@ def overview_rows(record: KernelRecord) -> list[tuple[str, str]]:
     return rows
 
 
+def _machine_rows(record: KernelRecord) -> list[tuple[str, str]]:
+    """Registers, spills and occupancy per device kernel, and the machine code's warnings."""
+    machine = record.machine_code
+    if machine is None:
+        return []
+    from tilelab.views.machine_code import machine_warnings
+
+    rows = []
+    for name, resources in machine.resources.items():
+        occupancy = machine.occupancy.get(name)
+        occupied = f", occupancy {occupancy.occupancy:.0%} ({occupancy.limited_by}-limited)" if occupancy else ""
+        rows.append(
+            (
+                "resources" if len(machine.resources) == 1 else f"resources {name}",
+                escape(
+                    f"{resources.registers} registers/thread, {resources.spills} B spilled, "
+                    f"{resources.total_shared_bytes} B shared/block{occupied}"
+                ),
+            )
+        )
+    rows += [("warning", f"<span style='color:#9a6700'>{escape(text)}</span>") for text in machine_warnings(machine)]
+    return rows
+
+
 def overview_html(record: KernelRecord) -> str:
     """The Overview: facts about the compile, and the error (with its line) for a failed one."""
     parts = []
@@ -130,150 +156,3 @@ def overview_html(record: KernelRecord) -> str:
     return "".join(parts)
 
 
-def _runs_html(runs: list[tuple[str, bool]], word_style: str) -> str:
-    return "".join(f"<span style='{word_style}'>{escape(t)}</span>" if flagged else escape(t) for t, flagged in runs)
-
-
-def diff_table(before: str, after: str, max_lines: int | None = MAX_DIFF_LINES) -> str:
-    """A unified diff from ``before`` to ``after`` with word-level highlights, cut after ``max_lines`` lines."""
-    rows, shown, total = [], 0, 0
-    for hunk in diff_lines(before, after):
-        total += len(hunk.lines)
-        if max_lines is not None and shown >= max_lines:
-            continue
-        rows.append(
-            f"<tr><td colspan='3' style='color:#666;background:#f6f8fa'>@@ -{hunk.old_start} +{hunk.new_start} @@</td></tr>"
-        )
-        for line, runs in zip(hunk.lines, line_runs(hunk.lines), strict=True):
-            if max_lines is not None and shown >= max_lines:
-                break
-            shown += 1
-            style, word = {"+": (_ADD, _ADD_WORD), "-": (_DEL, _DEL_WORD)}.get(line.kind, ("", ""))
-            number = line.new_line if line.kind == "+" else line.old_line
-            rows.append(
-                f"<tr style='{style}'><td style='color:#999'>{number}</td><td>{line.kind}</td>"
-                f"<td>{_runs_html(runs, word)}</td></tr>"
-            )
-    cut = f"<p style='color:#666'>… {total - shown} more diff lines in the live view.</p>" if shown < total else ""
-    return f"<table data-tilelab='diff' style='border-collapse:collapse;white-space:pre;{MONO}'>{''.join(rows)}</table>{cut}"
-
-
-def _time_chart(passes: Sequence[PassRecord]) -> str:
-    width, height = 640, 60
-    top = max((p.seconds for p in passes), default=0.0) or 1e-9
-    bar = width / max(1, len(passes))
-    rects = []
-    for i, p in enumerate(passes):
-        tall = max(1.0, p.seconds / top * (height - 2))
-        fill = "#1976d2" if p.changed else "#bbb"
-        rects.append(
-            f"<rect x='{i * bar:.1f}' y='{height - tall:.1f}' width='{max(1.0, bar - 1):.1f}' height='{tall:.1f}' fill='{fill}'>"
-            f"<title>{escape(f'#{p.index} {p.name}: {p.seconds * 1000:.2f} ms')}</title></rect>"
-        )
-    return f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' viewBox='0 0 {width} {height}'>{''.join(rects)}</svg>"
-
-
-def passes_html(record: KernelRecord) -> str:
-    """The pass list with time bars and marks, a time chart, and the diff of every changed pass."""
-    passes = record.passes
-    if not passes:
-        return "<p>No passes were recorded.</p>"
-    top = max(p.seconds for p in passes) or 1e-9
-    rows = []
-    for p in passes:
-        bar = f"<div style='background:#f57c00;height:6px;width:{max(1, round(60 * p.seconds / top))}px'></div>"
-        delta = f"+{p.added} −{p.removed}" if p.changed else ""
-        rows.append(
-            (
-                str(p.index),
-                "●" if p.changed else "○",
-                f"<code>{escape(p.name)}</code>",
-                delta,
-                f"{p.seconds * 1000:.2f} ms",
-                bar,
-            )
-        )
-    sections = []
-    for position, p in enumerate(passes):
-        base = previous_changed(passes, position)
-        if not p.changed or base is None:
-            continue
-        body = diff_table(ir_at(passes, base), ir_at(passes, position))
-        sections.append(details(f"#{p.index} {p.name} (+{p.added} −{p.removed}) vs #{passes[base].index}", body))
-    final = details(
-        "IR after the last pass",
-        f"<pre style='{MONO};white-space:pre;overflow:auto;max-height:480px'>{escape(ir_at(passes, len(passes) - 1))}</pre>",
-    )
-    listing = table(rows, ("#", "", "pass", "lines", "time", ""), attrs=" data-tilelab='passes'")
-    return (
-        _time_chart(passes)
-        + listing
-        + details(f"diffs of the {len(sections)} changed passes", "".join(sections))
-        + final
-    )
-
-
-def explorer_html(record: KernelRecord) -> str:
-    """The Explorer's static snapshot: Overview, Passes, Source and Layouts as ``<details>`` sections."""
-    from tilelab.views._snapshot_parts import layouts_html, source_html
-
-    changed = sum(1 for p in record.passes if p.changed)
-    head = f"TileLab Explorer — {record.name} ({record.arch}, {'failed' if not record.ok else record.mode.value})"
-    return (
-        f"<div class='tilelab-explorer' data-tilelab='explorer' data-record-id='{escape(record.id)}' style='{BOX}'>"
-        f"<div style='font-weight:600;font-size:14px'>{escape(head)}</div>"
-        + details("Overview", overview_html(record), open_=True, attrs=" data-section='overview'")
-        + details(
-            f"Passes ({len(record.passes)}, {changed} changed)", passes_html(record), attrs=" data-section='passes'"
-        )
-        + details("Source", source_html(record), attrs=" data-section='source'")
-        + details(f"Layouts ({len(record.layouts)})", layouts_html(record), attrs=" data-section='layouts'")
-        + "</div>"
-    )
-
-
-def compare_html(view: Any) -> str:
-    """A :class:`~tilelab.views.compare.CompareView` snapshot: aligned passes, passes in only one, one diff."""
-    from tilelab.views.compare import _labels, only_in
-
-    label_a, label_b = _labels(view.a, view.b)
-    first, second = only_in(view.a, view.b)
-    rows = view._rows()
-    listing = table(
-        [
-            (
-                escape(na if na is not None else "—"),
-                escape(nb if nb is not None else "—"),
-                "same IR" if same else "differs",
-            )
-            for na, _, nb, _, same in rows
-        ],
-        (label_a, label_b, ""),
-        attrs=" data-tilelab='compare-rows'",
-    )
-    only = table(
-        [(escape(label_a), escape(", ".join(first) or "none")), (escape(label_b), escape(", ".join(second) or "none"))],
-        ("only in", "passes"),
-        attrs=" data-tilelab='only-in'",
-    )
-    shown = (
-        view.selected
-        if view.selected >= 0
-        else next((r for r in range(len(rows) - 1, -1, -1) if rows[r][1] is not None and rows[r][3] is not None), -1)
-    )
-    diff = ""
-    if shown >= 0:
-        left, right = view.pairs[shown]
-        ir_a = ir_at(view.a.passes, left) if left is not None else ""
-        ir_b = ir_at(view.b.passes, right) if right is not None else ""
-        diff = details(
-            f"IR after {rows[shown][0] or rows[shown][2]}: {label_a} → {label_b}", diff_table(ir_a, ir_b), open_=True
-        )
-    head = f"TileLab compare — {label_a} vs {label_b}"
-    return (
-        f"<div class='tilelab-compare' data-tilelab='compare' style='{BOX}'><div style='font-weight:600'>{escape(head)}</div>"
-        + details("passes in only one record", only, open_=True)
-        + details(f"aligned passes ({len(rows)})", listing)
-        + diff
-        + "</div>"
-    )

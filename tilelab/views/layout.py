@@ -1,30 +1,79 @@
-"""Layout figures: fragment maps (thread / warp / local index) and shared-memory swizzle and bank maps.
+"""Layout data shaping: the tables, labels, colours and wrapping that every layout picture draws from.
 
-``LayoutRecord.plot()`` and ``LayoutRecord.to_matplotlib()`` call
-:func:`layout_figure` and :func:`layout_matplotlib`; the Layouts tab
-(:mod:`tilelab.views.layout_view`) shows the same figures.
+One shaping serves three renderings: the live grid (``src/widgets/layouts.ts``,
+fed by :func:`grid_payload` and :func:`layout_entries` through
+:class:`~tilelab.views.layout_view.LayoutsWidget`), the script-free snapshot
+(:mod:`tilelab.views.layout_html`) and the plotly / matplotlib figures of
+``LayoutRecord.plot()`` (:mod:`tilelab.views.layout_plots`).
+
+Thread ids are absolute (``threadIdx.x``): TileLang tabulates a fragment's
+threads from 0, but on sm_90 a consumer warpgroup's fragment lives on the
+threads of its ``thread_range`` (e.g. ``[128, 256)``), which the fragment's
+description states.
 """
 
 from __future__ import annotations
 
+import colorsys
+import re
+from typing import Any
+
 import numpy as np
 
 from tilelab.records import LayoutKind, LayoutRecord
-from tilelab.views.banks import bank_conflicts, bank_map
+from tilelab.views.banks import ACCESSES, bank_conflicts, bank_map
 
 __all__ = [
     "COLORS",
+    "PALETTE",
+    "bands",
     "fragment_grid",
+    "grid_payload",
     "label_cells",
-    "layout_figure",
-    "layout_matplotlib",
+    "layout_entries",
+    "layout_summary",
     "leading_count",
     "shared_grid",
+    "thread_range",
+    "warp_colour",
 ]
 
 COLORS = ("thread", "warp", "local")
-LABEL_LIMIT = 1024  # cells; above this T#/L# labels are unreadable
-_SCALES = {"thread": "Turbo", "warp": "Turbo", "local": "Viridis", "offset": "Viridis", "bank": "Twilight"}
+LABEL_LIMIT = 1024  # cells; above this T#/L# labels are unreadable in a figure
+WARP_SIZE = 32
+# Categorical warp hues (ordered so that neighbouring warps differ most) and how many lane shades each warp gets:
+# the live grid and the snapshot both draw from this one palette.
+PALETTE = {"hues": (212, 28, 134, 352, 268, 48, 188, 318, 90, 240, 8, 160), "shades": 4}
+_RANGE = re.compile(r"thread_range:\s*(?:\w+\.)?Range\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)")
+
+
+def thread_range(layout: LayoutRecord) -> tuple[int, int]:
+    """``[start, end)`` of the ``threadIdx.x`` values a fragment's threads are (from its description; else from 0)."""
+    if layout.thread_start:
+        return layout.thread_start, layout.thread_start + layout.threads
+    match = _RANGE.search(layout.description or "")  # records saved before thread_start was captured
+    if match is not None:
+        return int(match.group(1)), int(match.group(2))
+    return 0, layout.threads
+
+
+def _hex(hue: float, saturation: float, lightness: float) -> str:
+    red, green, blue = colorsys.hls_to_rgb(hue / 360, lightness, saturation)
+    return f"#{round(red * 255):02x}{round(green * 255):02x}{round(blue * 255):02x}"
+
+
+def warp_colour(warp: int, lane: int) -> str:
+    """The snapshot's cell colour of ``warp``: its categorical hue, a shade per lane group (dark text reads on it).
+
+    The live grid computes the same colours from :data:`PALETTE` (``hsl(hue, 62%, 82% - 5% * shade)``).
+    """
+    hues, shades = PALETTE["hues"], PALETTE["shades"]
+    return _hex(hues[int(warp) % len(hues)], 0.62, 0.82 - 0.05 * (int(lane) % shades))
+
+
+def bank_colour(bank: int) -> str:
+    """The snapshot's colour of a shared-memory bank (golden-angle hues: neighbouring banks differ)."""
+    return _hex((int(bank) * 137.508) % 360, 0.60, 0.78)
 
 
 def _tiles(array: np.ndarray) -> np.ndarray:
@@ -41,18 +90,23 @@ def leading_count(layout: LayoutRecord) -> int:
 
 
 def label_cells(rows: int, cols: int) -> bool:
-    """Whether ``T#/L#`` labels are readable on a ``rows`` x ``cols`` tile."""
+    """Whether ``T#/L#`` labels are readable on a ``rows`` x ``cols`` tile drawn at once (figures)."""
     return rows * cols <= LABEL_LIMIT and cols <= 32
 
 
 def fragment_grid(layout: LayoutRecord, replica: int = 0, index: int = 0) -> dict[str, np.ndarray]:
-    """2-D ``thread``, ``warp`` and ``local`` tables of tile ``index`` (leading dims flattened) for ``replica``."""
+    """2-D ``thread`` (absolute ``threadIdx.x``), ``warp``, ``lane`` and ``local`` tables of tile ``index``."""
     if layout.thread is None or layout.local_index is None:
         raise ValueError(f"layout of {layout.buffer!r} has no thread tables (kind {layout.kind.value})")
     if not 0 <= replica < layout.thread.shape[0]:
         raise ValueError(f"replica {replica} out of range: {layout.buffer!r} has {layout.thread.shape[0]}")
-    thread = _tiles(layout.thread[replica])[index]
-    return {"thread": thread, "warp": thread // 32, "local": _tiles(layout.local_index[replica])[index]}
+    thread = _tiles(layout.thread[replica])[index].astype(np.int64) + thread_range(layout)[0]
+    return {
+        "thread": thread,
+        "warp": thread // WARP_SIZE,
+        "lane": thread % WARP_SIZE,
+        "local": _tiles(layout.local_index[replica])[index],
+    }
 
 
 def shared_grid(layout: LayoutRecord, index: int = 0) -> dict[str, np.ndarray]:
@@ -60,157 +114,99 @@ def shared_grid(layout: LayoutRecord, index: int = 0) -> dict[str, np.ndarray]:
     return {"offset": _tiles(layout.offset)[index], "bank": _tiles(bank_map(layout))[index]}
 
 
-def _fragment_trace(layout: LayoutRecord, color: str, replica: int, warp: int | None, index: int, labels: bool | None):
-    import plotly.graph_objects as go
-
-    if color not in COLORS:
-        raise ValueError(f"color {color!r} is not one of {COLORS}")
-    grid = fragment_grid(layout, replica, index)
-    z = grid[color].astype(float)
-    if warp is not None:
-        z[grid["warp"] != warp] = np.nan
-    rows, cols = z.shape
-    custom = np.stack([grid["thread"], grid["warp"], grid["local"], np.full_like(grid["thread"], replica)], axis=-1)
-    top = {"thread": max(layout.threads, int(grid["thread"].max()) + 1) - 1, "local": int(grid["local"].max())}
-    top["warp"] = top["thread"] // 32
-    trace = go.Heatmap(
-        z=z,
-        x=np.arange(cols),
-        y=np.arange(rows),
-        customdata=custom,
-        colorscale=_SCALES[color],
-        zmin=0,
-        zmax=max(1, top[color]),
-        colorbar={"title": {"text": color}},
-        hovertemplate="row %{y}, col %{x}<br>thread %{customdata[0]} (warp %{customdata[1]})"
-        "<br>local index %{customdata[2]}<br>replica %{customdata[3]}<extra></extra>",
-        xgap=1 if cols <= 64 else 0,
-        ygap=1 if rows <= 64 else 0,
-    )
-    if labels if labels is not None else label_cells(rows, cols):
-        text = np.char.add(np.char.add("T", grid["thread"].astype(str)), np.char.add("/L", grid["local"].astype(str)))
-        if warp is not None:
-            text[grid["warp"] != warp] = ""
-        trace.update(text=text, texttemplate="%{text}", textfont={"size": 9})
-    return trace
+def has_table(layout: LayoutRecord) -> bool:
+    """Whether the record kept the layout's element tables (very large buffers keep only the description)."""
+    if layout.kind is LayoutKind.FRAGMENT:
+        return layout.thread is not None and layout.local_index is not None
+    return layout.offset is not None
 
 
-def _shared_traces(layout: LayoutRecord, index: int, labels: bool | None):
-    import plotly.graph_objects as go
-
-    grid = shared_grid(layout, index)
-    rows, cols = grid["offset"].shape
-    custom = np.stack([grid["offset"], grid["bank"]], axis=-1)
-    show = labels if labels is not None else label_cells(rows, cols)
-    traces = []
-    for name, column in (("offset", 0.45), ("bank", 1.0)):
-        trace = go.Heatmap(
-            z=grid[name],
-            x=np.arange(cols),
-            y=np.arange(rows),
-            customdata=custom,
-            colorscale=_SCALES[name],
-            zmin=0,
-            zmax=31 if name == "bank" else max(1, int(grid["offset"].max())),
-            colorbar={"title": {"text": name}, "x": column},
-            hovertemplate="row %{y}, col %{x}<br>offset %{customdata[0]}<br>bank %{customdata[1]}<extra></extra>",
-            name=name,
-        )
-        if show:
-            trace.update(text=grid[name].astype(str), texttemplate="%{text}", textfont={"size": 9})
-        traces.append(trace)
-    return traces
+def tile_shape(layout: LayoutRecord) -> tuple[int, int]:
+    """Rows and columns of one 2-D tile (a 1-D buffer is one row)."""
+    shape = layout.shape
+    return (1, int(shape[0]) if shape else 1) if len(shape) < 2 else (int(shape[-2]), int(shape[-1]))
 
 
-def _title(layout: LayoutRecord, index: int, extra: str = "") -> str:
-    where = f" [tile {index}]" if leading_count(layout) > 1 else ""
-    shape = "×".join(str(n) for n in layout.shape)
-    return f"{layout.buffer}{where}: {layout.kind.value} {shape} {layout.dtype}{extra}"
+def bands(cols: int, width: int) -> list[tuple[int, int]]:
+    """Column ranges ``[start, end)`` of a tile ``cols`` wide wrapped into bands of at most ``width`` columns.
 
-
-def layout_figure(
-    layout: LayoutRecord,
-    color: str = "thread",
-    replica: int = 0,
-    warp: int | None = None,
-    index: int = 0,
-    labels: bool | None = None,
-):
-    """An interactive plotly figure of ``layout``.
-
-    Parameters
-    ----------
-    layout
-        A fragment (element -> thread, local index) or shared (element -> physical offset) layout.
-    color
-        Fragments: colour cells by ``"thread"``, ``"warp"`` (thread // 32) or ``"local"`` index.
-    replica
-        Fragments: which replica of a replicated fragment to show.
-    warp
-        Fragments: show only the elements owned by this warp.
-    index
-        Which 2-D tile of a layout with more than two dimensions (leading dims flattened).
-    labels
-        ``T#/L#`` (fragments) or offset/bank (shared) text in each cell; default: when the tile is small.
+    A band is a power of two columns wide when it must wrap, so wrapped bands stay aligned to the layout's strides.
     """
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
+    if cols <= width:
+        return [(0, cols)]
+    step = 1 << max(0, int(width).bit_length() - 1)
+    return [(start, min(cols, start + step)) for start in range(0, cols, step)]
 
+
+def cell_labels(layout: LayoutRecord, grid: dict[str, np.ndarray]) -> np.ndarray:
+    """``T<thread>/L<local>`` of every cell of a fragment grid, or the physical offset of a shared one."""
     if layout.kind is LayoutKind.FRAGMENT:
-        figure = go.Figure(_fragment_trace(layout, color, replica, warp, index, labels))
-        replicas = f", replica {replica}/{layout.replicas}" if layout.replicas > 1 else ""
-        figure.update_layout(title=_title(layout, index, f" — {color}{replicas}"))
-        figure.update_yaxes(autorange="reversed", scaleanchor="x", title="row")
-        figure.update_xaxes(title="col", constrain="domain")
-    elif layout.offset is not None:
-        figure = make_subplots(
-            rows=1, cols=2, subplot_titles=("physical offset", "bank (32 × 4 B)"), horizontal_spacing=0.12
+        thread, local = grid["thread"].astype(str), grid["local"].astype(str)
+        return np.char.add(np.char.add("T", thread), np.char.add("/L", local))
+    return grid["offset"].astype(str)
+
+
+def layout_summary(layout: LayoutRecord) -> str:
+    """One line about ``layout``: its threads (``threadIdx.x`` range) and replicas, or its bank conflicts."""
+    if layout.kind is LayoutKind.FRAGMENT:
+        start, end = thread_range(layout)
+        replicas = f"{layout.replicas} replica{'s' if layout.replicas != 1 else ''}"
+        warps = f"warps {start // WARP_SIZE}–{max(start, end - 1) // WARP_SIZE}"
+        return f"threadIdx.x {start}–{end - 1} ({layout.threads} threads, {warps}) · {replicas}"
+    if layout.offset is not None:
+        return " · ".join(bank_conflicts(layout, access).describe() for access in ACCESSES)
+    return "no element table"
+
+
+def layout_entries(layouts: dict[str, LayoutRecord]) -> list[dict[str, Any]]:
+    """The small per-layout facts the live grid lists (its synced state): no element tables."""
+    entries = []
+    for name, layout in layouts.items():
+        rows, cols = tile_shape(layout)
+        fragment = layout.kind is LayoutKind.FRAGMENT
+        entries.append(
+            {
+                "name": name,
+                "kind": layout.kind.value,
+                "shape": list(layout.shape),
+                "dtype": layout.dtype,
+                "rows": rows,
+                "cols": cols,
+                "tiles": leading_count(layout),
+                "replicas": layout.replicas if fragment else 1,
+                "threads": list(thread_range(layout)) if fragment else None,
+                "table": has_table(layout),
+                "summary": layout_summary(layout),
+                "description": layout.description,
+            }
         )
-        for column, trace in enumerate(_shared_traces(layout, index, labels), start=1):
-            figure.add_trace(trace, row=1, col=column)
-        conflicts = bank_conflicts(layout, "row")
-        figure.update_layout(title=_title(layout, index, f" — {conflicts.describe()}"))
-        figure.update_yaxes(autorange="reversed")
-    else:
-        figure = go.Figure()
-        figure.add_annotation(text=f"no element table for {layout.description}", showarrow=False)
-        figure.update_layout(title=_title(layout, index))
-    figure.update_layout(
-        height=max(320, min(720, 120 + 8 * _rows(layout))), margin={"l": 50, "r": 20, "t": 60, "b": 40}
-    )
-    return figure
+    return entries
 
 
-def _rows(layout: LayoutRecord) -> int:
-    return layout.shape[-2] if len(layout.shape) >= 2 else 1
+def grid_payload(layout: LayoutRecord, replica: int = 0, index: int = 0) -> tuple[dict[str, Any], list[bytes]]:
+    """One tile of ``layout`` for the live grid: small facts, plus its tables as little-endian int32 buffers.
 
-
-def layout_matplotlib(
-    layout: LayoutRecord, color: str = "thread", replica: int = 0, index: int = 0, labels: bool | None = None
-):
-    """A static matplotlib figure of ``layout`` (same tables and colours as :func:`layout_figure`)."""
-    from matplotlib.figure import Figure
-
+    Fragments send ``thread`` (absolute ``threadIdx.x``) and ``local``; shared
+    layouts send ``offset`` and ``bank``. The browser derives warp and lane.
+    """
+    if not has_table(layout):
+        raise ValueError(f"layout of {layout.buffer!r} has no element table")
+    if not 0 <= index < leading_count(layout):
+        raise ValueError(f"tile {index} out of range: {layout.buffer!r} has {leading_count(layout)}")
     if layout.kind is LayoutKind.FRAGMENT:
-        grid = fragment_grid(layout, replica, index)
-        panels: list[tuple[str, np.ndarray, str]] = [(color, grid[color], "turbo" if color != "local" else "viridis")]
-        text = np.char.add(np.char.add("T", grid["thread"].astype(str)), np.char.add("/L", grid["local"].astype(str)))
+        grid, names = fragment_grid(layout, replica, index), ("thread", "local")
     else:
-        grid = shared_grid(layout, index)
-        panels = [("physical offset", grid["offset"], "viridis"), ("bank", grid["bank"], "twilight")]
-        text = grid["bank"].astype(str)
-    rows, cols = panels[0][1].shape
-    figure = Figure(
-        figsize=(min(16, 2 + 6 * len(panels)), min(12, 1.5 + 6 * rows / max(cols, 1))), layout="constrained"
-    )
-    axes = figure.subplots(1, len(panels), squeeze=False)[0]
-    for axis, (name, values, cmap) in zip(axes, panels, strict=True):
-        image = axis.imshow(values, cmap=cmap, interpolation="nearest", aspect="equal")
-        figure.colorbar(image, ax=axis, shrink=0.8, label=name)
-        axis.set_title(f"{layout.buffer}: {name}")
-        axis.set_xlabel("col")
-        axis.set_ylabel("row")
-        if labels if labels is not None else label_cells(rows, cols):
-            for (r, c), label in np.ndenumerate(text):
-                axis.text(c, r, label, ha="center", va="center", fontsize=5)
-    return figure
+        grid, names, replica = shared_grid(layout, index), ("offset", "bank"), 0
+    rows, cols = grid[names[0]].shape
+    meta = {"kind": layout.kind.value, "rows": rows, "cols": cols, "replica": replica, "tile": index, "arrays": names}
+    buffers = [np.ascontiguousarray(grid[name], dtype="<i4").tobytes() for name in names]
+    return meta, buffers
+
+
+def __getattr__(name: str) -> Any:
+    # The figures import plotly or matplotlib: loaded on first use, so the live grid and the snapshot never pay.
+    if name in ("layout_figure", "layout_matplotlib"):
+        from tilelab.views import layout_plots
+
+        return getattr(layout_plots, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,117 +1,72 @@
-"""The Layouts tab: a buffer picker, colour / warp / replica / tile controls and one plotly figure.
+"""The Layouts tab: every layout of one record on the live grid (``src/widgets/layouts.ts``).
 
-The figure (the large part: one value per element) is built only when the tab
-is first shown, and is shown through plotly's mime renderer (:meth:`LayoutsWidget.show`), so the Explorer's initial widget
-state stays small.
+Synced state stays small: each layout's facts (:func:`layout_entries`), the
+palette and the selected buffer. The browser asks for one tile at a time with
+``{"id", "type": "grid", "name", "replica", "tile"}`` and gets
+:func:`grid_payload`'s facts back (same ``id``; ``{"id", "error"}`` for a bad
+request) with its tables as two binary buffers, so a
+128 x 128 fragment costs 128 kB once, when it is first shown, and nothing in
+the saved notebook.
 """
 
 from __future__ import annotations
 
-import html
-import json
+from pathlib import Path
 from typing import Any
 
-import ipywidgets as widgets
+import anywidget
+import traitlets
 
-from tilelab.records import KernelRecord, LayoutKind, LayoutRecord
-from tilelab.views.banks import ACCESSES, bank_conflicts
-from tilelab.views.layout import COLORS, layout_figure, leading_count
+from tilelab.records import KernelRecord
+from tilelab.views.layout import PALETTE, grid_payload, layout_entries
 
-__all__ = ["LayoutsWidget", "layout_summary"]
+__all__ = ["BUNDLE", "LayoutsWidget"]
 
-
-def layout_summary(layout: LayoutRecord) -> str:
-    """One line about ``layout``: its description, threads and replicas, or its bank conflicts."""
-    parts = [layout.description]
-    if layout.kind is LayoutKind.FRAGMENT:
-        parts.append(f"{layout.threads} threads, {layout.replicas} replica{'s' if layout.replicas != 1 else ''}")
-    elif layout.offset is not None:
-        parts += [bank_conflicts(layout, access).describe() for access in ACCESSES]
-    return " · ".join(part for part in parts if part)
+BUNDLE = Path(__file__).parent / "static" / "layouts.js"  # built from src/widgets/layouts.ts by npm
+_ASSETS = Path(__file__).parent / "assets"
 
 
-class LayoutsWidget(widgets.VBox):
-    """Controls over :func:`~tilelab.views.layout.layout_figure` for every layout of one record."""
+class LayoutsWidget(anywidget.AnyWidget):
+    """The live layout grid of every layout of ``record`` (``T<thread>/L<local>`` cells, absolute thread ids)."""
+
+    # Without a built bundle the Explorer shows its static snapshot (widgets.bundle_problem): an empty view here.
+    _esm = BUNDLE if BUNDLE.is_file() else "export default { render() {} };"
+    _css = _ASSETS / "layouts.css"
+
+    layouts = traitlets.List().tag(sync=True)
+    palette = traitlets.Dict().tag(sync=True)
+    selected = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, record: KernelRecord, **kwargs: Any) -> None:
+        entries = layout_entries(record.layouts)
+        first = next((e["name"] for e in entries if e["kind"] == "fragment"), entries[0]["name"] if entries else "")
+        palette = {"hues": list(PALETTE["hues"]), "shades": PALETTE["shades"]}
+        super().__init__(layouts=entries, palette=palette, selected=first, **kwargs)
         self._layouts = dict(record.layouts)
-        self.figure = None  # the plotly Figure shown (built on first show)
-        self.plot = None  # the Output widget that shows it
-        names = list(self._layouts)
-        fragments = [n for n in names if self._layouts[n].kind is LayoutKind.FRAGMENT]
-        first = (fragments or names or [None])[0]
-        self.buffer = widgets.Dropdown(options=names, value=first, description="buffer")
-        self.color = widgets.ToggleButtons(options=list(COLORS), value="thread", description="colour")
-        self.warp = widgets.Dropdown(options=[("all", -1)], value=-1, description="warp")
-        self.replica = widgets.Dropdown(options=[0], value=0, description="replica")
-        self.index = widgets.Dropdown(options=[0], value=0, description="tile")
-        self.info = widgets.HTML()
-        controls = widgets.HBox([self.buffer, self.warp, self.replica, self.index])
-        if names:
-            children = [controls, self.color, self.info]
-        else:
-            children = [
-                widgets.HTML("<p>No layouts in this record (they appear after <code>tl.LayoutInference</code>).</p>")
-            ]
-        super().__init__(children=children, **kwargs)
-        self.add_class("tl-layouts")
-        self._sync_controls()
-        self.buffer.observe(self._on_buffer, "value")
-        for control in (self.color, self.warp, self.replica, self.index):
-            control.observe(self._redraw, "value")
+        self.on_msg(self._on_message)
 
-    @property
-    def layout(self) -> LayoutRecord | None:
-        return self._layouts.get(self.buffer.value)
+    def reply(self, request: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]]:
+        """The answer to one ``grid`` request: the tile's facts and buffers, or ``{"id", "type", "error"}``."""
+        head = {"id": request.get("id"), "type": "grid"}
+        name, replica, tile = request.get("name"), request.get("replica", 0), request.get("tile", 0)
+        layout = self._layouts.get(name) if isinstance(name, str) else None
+        if layout is None:
+            return {**head, "error": f"no layout called {name!r} in this record"}, []
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (replica, tile)):
+            return {**head, "error": "replica and tile must be integers"}, []
+        try:
+            meta, buffers = grid_payload(layout, replica, tile)
+        except ValueError as error:
+            return {**head, "error": str(error)}, []
+        return {**head, "name": name, **meta}, buffers
 
     def show(self) -> None:
-        """Build the figure if it is not built yet (called when the tab is first selected)."""
-        if self.figure is None and self.layout is not None:
-            self.plot = widgets.Output()
-            self.children = (*self.children, self.plot)
-            self._redraw()
+        """Kept for the Explorer's tab hook: the browser fetches a tile when the tab becomes visible."""
 
-    def _figure(self):
-        warp = None if self.warp.value < 0 else self.warp.value
-        return layout_figure(
-            self.layout, color=self.color.value, replica=self.replica.value, warp=warp, index=self.index.value
-        )
-
-    def _sync_controls(self) -> None:
-        layout = self.layout
-        if layout is None:
-            return
-        fragment = layout.kind is LayoutKind.FRAGMENT
-        warps = max(1, (layout.threads + 31) // 32) if fragment else 0
-        self.warp.options = [("all", -1)] + [(str(w), w) for w in range(warps)]
-        self.replica.options = list(range(layout.replicas if fragment else 1))
-        self.index.options = list(range(leading_count(layout)))
-        for control, visible in (
-            (self.color, fragment),
-            (self.warp, fragment),
-            (self.replica, fragment and layout.replicas > 1),
-        ):
-            control.layout.display = "" if visible else "none"
-        self.index.layout.display = "" if leading_count(layout) > 1 else "none"
-        self.info.value = f"<p class='tl-note'>{html.escape(layout_summary(layout))}</p>"
-
-    def _on_buffer(self, _change: Any) -> None:
-        self._sync_controls()
-        self._redraw()
-
-    def _redraw(self, _change: Any = None) -> None:
-        # The figure goes out as plotly's own mime type, rendered by plotly's JupyterLab extension:
-        # a FigureWidget would ship its 5 MB plotly.js bundle through the widget state.
-        if self.plot is None or self.layout is None:
-            return
-        import plotly.io as pio
-
-        self.figure = self._figure()
-        bundle = {
-            "application/vnd.plotly.v1+json": json.loads(pio.to_json(self.figure, validate=False)),
-            "text/plain": self.figure.layout.title.text,
-        }
-        self.plot.outputs = ({"output_type": "display_data", "data": bundle, "metadata": {}},)
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("type") == "grid":
+            message, buffers = self.reply(content)
+            self.send(message, buffers)
 
     def __repr__(self) -> str:
-        return f"<LayoutsWidget {len(self._layouts)} layouts>"
+        return f"<LayoutsWidget {len(self._layouts)} layouts, selected {self.selected!r}>"

@@ -1,60 +1,120 @@
-"""The Passes tab: pass list, filters, time chart, and one pass's IR and diff fetched on selection."""
+"""The Passes tab: what the browser asks for (pass diffs, one pass's IR, IR search) and the static snapshot.
+
+The live tab (``src/widgets/passes.ts``) keeps only the small pass rows in
+synced state; every IR text travels on request through :class:`PassesData`.
+The snapshot carries the diffs of the changed passes, not every pass's IR, so a
+saved notebook stays small.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import difflib
+import itertools
+from collections.abc import Sequence
 from typing import Any
 
-import anywidget
-import traitlets
+from tilelab.records import KernelRecord, PassRecord
+from tilelab.views._passdata import _key, ir_at, pass_diff, position_of, search_passes
+from tilelab.views.html import MONO, details, escape
 
-from tilelab.records import KernelRecord
-from tilelab.views._passdata import MODES, pass_payload, pass_rows
+__all__ = ["MAX_DIFF_LINES", "MAX_LINE_CHARS", "PassesData", "diff_html", "passes_html"]
 
-__all__ = ["PassesWidget"]
+MAX_DIFF_LINES = 40  # per pass in a snapshot; the live view shows everything
+MAX_LINE_CHARS = 160
+_ADD = "display:block;background:rgba(46,160,67,.2)"
+_DEL = "display:block;background:rgba(248,81,73,.2)"
+_HUNK = "display:block;color:#6e7781"
+_PRE = f"{MONO};white-space:pre;overflow:auto;max-height:420px;margin:0;padding:4px;border:1px solid rgba(128,128,128,.3)"
 
-_ASSETS = Path(__file__).parent / "assets"
+
+class PassesData:
+    """Answers the Passes tab's requests for one record's passes."""
+
+    def __init__(self, passes: Sequence[PassRecord]) -> None:
+        self.passes = tuple(passes)
+
+    def diff(self, content: dict[str, Any]) -> dict[str, Any]:
+        """``{"index", "base"?, "ignore_whitespace"?}`` → the two IRs and their changes."""
+        base = content.get("base")
+        return pass_diff(
+            self.passes,
+            int(content["index"]),
+            None if base is None else int(base),
+            bool(content.get("ignore_whitespace", True)),
+        )
+
+    def ir(self, content: dict[str, Any]) -> dict[str, Any]:
+        """``{"index"}`` → the IR right after that pass."""
+        position = position_of(self.passes, int(content["index"]))
+        return {"index": self.passes[position].index, "name": self.passes[position].name, "text": ir_at(self.passes, position)}
+
+    def search(self, content: dict[str, Any]) -> dict[str, Any]:
+        """``{"query", "regex"?, "case"?}`` → the passes where matches first appear, grow or shrink."""
+        return search_passes(
+            self.passes, str(content.get("query", "")), bool(content.get("regex", False)), bool(content.get("case", False))
+        )
 
 
-class PassesWidget(anywidget.AnyWidget):
-    """Pass list of one record; the IR of the selected pass is sent on request, never synced.
+def _clip(line: str) -> str:
+    return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 1] + "…\n"
 
-    Synced traits stay small: the per-pass rows (no IR), the selected pass
-    index and the diff mode. The browser asks for a pass with a
-    ``{"type": "fetch"}`` custom message and gets :func:`pass_payload`'s dict back.
+
+def diff_html(before: str, after: str, max_lines: int | None = MAX_DIFF_LINES, context: int = 2) -> str:
+    """A unified diff (whitespace-only changes ignored) as one ``<pre>``, cut after ``max_lines`` lines.
+
+    Lines longer than :data:`MAX_LINE_CHARS` are cut too: the snapshot shows
+    what changed; the live view has the whole text.
     """
+    old = [line if line.endswith("\n") else line + "\n" for line in before.splitlines()]
+    new = [line if line.endswith("\n") else line + "\n" for line in after.splitlines()]
+    matcher = difflib.SequenceMatcher(None, [_key(x, True) for x in old], [_key(x, True) for x in new], autojunk=False)
+    rows: list[tuple[str, str]] = []  # (style, line) in display order
+    for group in matcher.get_grouped_opcodes(context):
+        rows.append((_HUNK, f"@@ -{group[0][1] + 1} +{group[0][3] + 1} @@\n"))
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                rows += [("", " " + line) for line in new[j1:j2]]
+                continue
+            rows += [(_DEL, "-" + line) for line in old[i1:i2]]
+            rows += [(_ADD, "+" + line) for line in new[j1:j2]]
+    if not rows:
+        return "<p>Only whitespace changed.</p>"
+    shown = rows if max_lines is None else rows[:max_lines]
+    parts = []
+    for style, run in itertools.groupby(shown, key=lambda row: row[0]):
+        text = escape("".join(_clip(line) for _, line in run))
+        parts.append(f"<span style='{style}'>{text}</span>" if style else text)
+    cut = f"<p style='color:#6e7781'>… {len(rows) - len(shown)} more diff lines in the live view.</p>" if len(shown) < len(rows) else ""
+    return f"<pre data-tilelab='diff' style='{_PRE}'>{''.join(parts)}</pre>{cut}"
 
-    _esm = _ASSETS / "passes.js"
-    _css = _ASSETS / "tilelab.css"
 
-    passes = traitlets.List().tag(sync=True)
-    selected = traitlets.Int(-1).tag(sync=True)
-    mode = traitlets.Unicode("unified").tag(sync=True)
-    changed_only = traitlets.Bool(False).tag(sync=True)
+def _listing(passes: Sequence[PassRecord]) -> str:
+    """The pass list as aligned monospace text: index, mark, name, changed lines, time."""
+    width = max(len(p.name) for p in passes)
+    rows = []
+    for p in passes:
+        delta = f"+{p.added} −{p.removed}" if p.changed else ""
+        rows.append(f"{p.index:>3} {'●' if p.changed else '○'} {p.name:<{width}}  {delta:>11}  {p.seconds * 1000:8.2f} ms")
+    return f"<pre data-tilelab='passes' style='{_PRE}'>{escape(chr(10).join(rows))}</pre>"
 
-    def __init__(self, record: KernelRecord, **kwargs: Any) -> None:
-        super().__init__(passes=pass_rows(record.passes), **kwargs)
-        self._passes = record.passes
-        self.on_msg(self._on_message)
 
-    def payload(self, index: int | None = None, mode: str | None = None) -> dict[str, Any]:
-        """The message sent for pass ``index`` (default: the selected one)."""
-        return pass_payload(self._passes, self.selected if index is None else index, mode or self.mode)
-
-    @traitlets.validate("mode")
-    def _check_mode(self, proposal: dict[str, Any]) -> str:
-        if proposal["value"] not in MODES:
-            raise traitlets.TraitError(f"diff mode {proposal['value']!r} is not one of {MODES}")
-        return proposal["value"]
-
-    @traitlets.observe("selected", "mode")
-    def _push(self, _change: Any = None) -> None:
-        if self.selected >= 0 and self._passes:
-            self.send(self.payload())
-
-    def _on_message(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
-        if content.get("type") == "fetch":
-            self._push()
-
-    def __repr__(self) -> str:
-        return f"<PassesWidget {len(self.passes)} passes, selected {self.selected}>"
+def passes_html(record: KernelRecord) -> str:
+    """The pass list (● changed the IR), the diff of every changed pass, and the IR after the last pass."""
+    passes = record.passes
+    if not passes:
+        return "<p>No passes were recorded.</p>"
+    sections = []
+    for position, p in enumerate(passes):
+        if not p.changed or position == 0:
+            continue
+        before, after = ir_at(passes, position - 1), ir_at(passes, position)
+        body = diff_html(before, after)
+        sections.append(details(f"#{p.index} {p.name} (+{p.added} −{p.removed})", body))
+    final = details(
+        "IR after the last pass", f"<pre style='{_PRE}'>{escape(ir_at(passes, len(passes) - 1))}</pre>"
+    )
+    return (
+        _listing(passes)
+        + details(f"diffs of the {len(sections)} passes that changed the IR", "".join(sections))
+        + final
+    )

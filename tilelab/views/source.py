@@ -1,51 +1,30 @@
-"""The Source tab: device code beside the kernel's Python, linked line to line; host code on a toggle."""
+"""The Source tab: the kernel's Python beside its CUDA, linked line to line both ways.
+
+Links come from :mod:`tilelab.views._source_links`, which repairs TileLang's
+``#line`` directives (tile ops that expand through TileLang's own templates,
+pipeline and barrier code that inherits a wrong line). :class:`SourceData`
+answers the live tab's requests; :func:`source_html` is the static snapshot.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import anywidget
-import traitlets
-
 from tilelab.records import KernelRecord, SourceRecord
+from tilelab.views._source_links import SourceLinks, source_links
+from tilelab.views.html import MONO, details, escape, table
 
-__all__ = ["SourceWidget", "binary_note", "token_lines"]
+__all__ = ["HOW", "SourceData", "binary_note", "source_html"]
 
-_ASSETS = Path(__file__).parent / "assets"
-
-
-def _lexer(language: str):
-    from pygments.lexers import CLexer, CudaLexer, PythonLexer
-
-    return {"python": PythonLexer, "cuda": CudaLexer}.get(language, CLexer)()
-
-
-def _short_class(token_type: Any) -> str:
-    from pygments.token import STANDARD_TYPES
-
-    while token_type not in STANDARD_TYPES:
-        token_type = token_type.parent
-    return STANDARD_TYPES[token_type]
-
-
-def token_lines(text: str, language: str) -> list[list[list[str]]]:
-    """``text`` highlighted as lines of ``[css_class, text]`` runs (pygments short classes; the browser uses textContent)."""
-    lines: list[list[list[str]]] = [[]]
-    for token_type, value in _lexer(language).get_tokens(text):
-        css = _short_class(token_type)
-        for k, part in enumerate(value.split("\n")):
-            if k:
-                lines.append([])
-            if not part:
-                continue
-            line = lines[-1]
-            if line and line[-1][0] == css:
-                line[-1][1] += part
-            else:
-                line.append([css, part])
-    count = len(text.splitlines()) or 1
-    return lines[:count]
+HOW = {
+    "directive": "TileLang's #line directive",
+    "template": "its tl:: template calls (TileLang's #line pointed into its own templates)",
+    "block": "the block around them",
+    "declaration": "the buffer declaration",
+    "pipeline": "the pipelined loop's loops and barriers",
+}
+_TINTS = [f"hsla({(k * 137.508) % 360:.0f},70%,55%,.22)" for k in range(12)]
+_PRE = f"{MONO};white-space:pre;overflow:auto;max-height:520px;margin:0"
 
 
 def binary_note(record: KernelRecord) -> str:
@@ -60,67 +39,118 @@ def binary_note(record: KernelRecord) -> str:
     return "PTX / SASS, registers and spills: not available — this record carries no nvcc / cuobjdump output."
 
 
-def kernel_links(source: SourceRecord) -> list[list[int]]:
-    """``[device_line, python_line]`` pairs for lines of the kernel's own file."""
-    return [[link.output_line, link.line] for link in source.line_links if link.file == source.kernel_file]
+def _file_title(kernel_file: str) -> str:
+    """The kernel's file as a reader knows it: a ``%%tilelang`` cell is "this cell"."""
+    return "this cell (below the %%tilelang line)" if kernel_file.startswith("<tilelang-cell-") else kernel_file
 
 
-class SourceWidget(anywidget.AnyWidget):
-    """Device source beside the kernel's Python; the texts are sent on request, never synced.
+def _unlinked_notes(source: SourceRecord, links: SourceLinks) -> dict[int, str]:
+    """Why a cell line has no CUDA line, for the tile-op lines and statements that have none."""
+    linked = set(links.cuda_to_cell.values())
+    notes = {}
+    for line, op in links.ops.items():
+        if line not in linked:
+            notes[line] = f"T.{op.name} produced no CUDA line of its own here (fused into the lines around it, or removed)"
+    return notes
 
-    ``selected_line`` is a line of the kernel's Python; the browser highlights
-    it and the device lines linked to it (and selecting a device line selects
-    its Python line).
-    """
 
-    _esm = _ASSETS / "source.js"
-    _css = _ASSETS / "tilelab.css"
+class SourceData:
+    """Answers the Source tab's requests: both texts with their links, and the host code."""
 
-    kernel_file = traitlets.Unicode("").tag(sync=True)
-    language = traitlets.Unicode("cuda").tag(sync=True)
-    has_host = traitlets.Bool(False).tag(sync=True)
-    show_host = traitlets.Bool(False).tag(sync=True)
-    selected_line = traitlets.Int(-1).tag(sync=True)
-    note = traitlets.Unicode("").tag(sync=True)
+    def __init__(self, record: KernelRecord) -> None:
+        self.record = record
+        self.source = record.source
+        self._links: SourceLinks | None = None
 
-    def __init__(self, record: KernelRecord, **kwargs: Any) -> None:
-        source = record.source
-        super().__init__(
-            kernel_file=source.kernel_file if source else "",
-            language=source.language if source else "cuda",
-            has_host=bool(source and source.host),
-            note=binary_note(record),
-            **kwargs,
-        )
-        self._source = source
-        self.on_msg(self._on_message)
+    @property
+    def links(self) -> SourceLinks:
+        """The repaired CUDA → cell links (computed on first use)."""
+        if self._links is None:
+            self._links = source_links(self.source) if self.source else SourceLinks()
+        return self._links
 
-    def linked_lines(self, line: int | None = None) -> list[int]:
-        """Device lines generated from Python ``line`` (default: the selected one)."""
-        if self._source is None:
-            return []
-        return self._source.cuda_lines_for(self.selected_line if line is None else line)
-
-    def payload(self, which: str = "source") -> dict[str, Any]:
-        """The message answering a ``fetch`` (``which="source"``) or ``fetch_host`` (``which="host"``)."""
-        source = self._source
+    def panes(self, _content: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The cell and the device code as two linked panes."""
+        source = self.source
         if source is None:
-            return {"type": "source", "python": [], "device": [], "links": []}
-        if which == "host":
-            return {"type": "host", "host": token_lines(source.host or "", "cuda")}
+            return {"panes": [], "links": [], "note": "No generated source: the compile stopped before code generation."}
+        links = self.links
         return {
-            "type": "source",
-            "python": token_lines(source.kernel_source, "python"),
-            "device": token_lines(source.device, source.language),
-            "links": kernel_links(source),
+            "panes": [
+                {"title": f"Python — {_file_title(source.kernel_file)}", "language": "python", "text": source.kernel_source},
+                {"title": f"Device code ({source.language.upper()})", "language": source.language, "text": source.device},
+            ],
+            "links": links.pairs(),
+            "how": HOW,
+            "ops": {str(line): f"T.{op.name}" for line, op in links.ops.items()},
+            "unlinked": {str(line): note for line, note in _unlinked_notes(source, links).items()},
+            "unlinked_right": "TileLang emitted it for the kernel as a whole (set-up, barriers, warp-specialisation branches).",
+            "has_host": bool(source.host),
+            "note": binary_note(self.record),
         }
 
-    def _on_message(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
-        kind = content.get("type")
-        if kind == "fetch":
-            self.send(self.payload("source"))
-        elif kind == "fetch_host":
-            self.send(self.payload("host"))
+    def host(self, _content: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The host code (long boilerplate, fetched only when asked for)."""
+        return {"title": "Host code", "language": "cuda", "text": (self.source.host if self.source else "") or ""}
 
-    def __repr__(self) -> str:
-        return f"<SourceWidget {self.kernel_file or 'no source'}>"
+
+def _ranges(numbers: list[int]) -> str:
+    """``[3, 4, 5, 9]`` as ``"3–5, 9"``."""
+    numbers = sorted(set(numbers))
+    spans, start, previous = [], numbers[0], numbers[0]
+    for number in [*numbers[1:], None]:
+        if number is not None and number == previous + 1:
+            previous = number
+            continue
+        spans.append(str(start) if start == previous else f"{start}–{previous}")
+        if number is not None:
+            start = previous = number
+    return ", ".join(spans)
+
+
+def _numbered(text: str, tint: dict[int, str]) -> str:
+    """``text`` with line numbers, lines in ``tint`` on their group's colour."""
+    lines = text.splitlines()
+    width = len(str(len(lines)))
+    out = []
+    for number, line in enumerate(lines, start=1):
+        row = f"{number:>{width}}  {escape(line)}\n"
+        out.append(f"<span style='display:block;background:{tint[number]}'>{row}</span>" if number in tint else row)
+    return "".join(out)
+
+
+def source_html(record: KernelRecord) -> str:
+    """The cell and the device code side by side, linked lines tinted alike, and the links as a table."""
+    source = record.source
+    note = f"<p data-tilelab='binary-note' style='color:#6e7781'>{escape(binary_note(record))}</p>"
+    if source is None:
+        return "<p>No generated source.</p>" + note
+    links = source_links(source)
+    by_cell: dict[int, list[int]] = {}
+    for cuda, cell in sorted(links.cuda_to_cell.items()):
+        by_cell.setdefault(cell, []).append(cuda)
+    colour = {cell: _TINTS[k % len(_TINTS)] for k, cell in enumerate(sorted(by_cell))}
+    cell_tint = dict(colour)
+    cuda_tint = {cuda: colour[cell] for cuda, cell in links.cuda_to_cell.items()}
+    pane = "flex:1 1 0;min-width:0;border:1px solid rgba(128,128,128,.3)"
+    panes = (
+        "<div style='display:flex;gap:8px'>"
+        f"<div style='{pane}'><div style='font-weight:600;padding:2px 4px'>Python — {escape(_file_title(source.kernel_file))}</div>"
+        f"<pre data-tilelab='python' style='{_PRE}'>{_numbered(source.kernel_source, cell_tint)}</pre></div>"
+        f"<div style='{pane}'><div style='font-weight:600;padding:2px 4px'>Device code ({escape(source.language.upper())})</div>"
+        f"<pre data-tilelab='device' style='{_PRE}'>{_numbered(source.device, cuda_tint)}</pre></div>"
+        "</div>"
+    )
+    python_lines = source.kernel_source.splitlines()
+    rows = [
+        (
+            str(line),
+            f"<code>{escape(python_lines[line - 1].strip() if 0 < line <= len(python_lines) else '')}</code>",
+            escape(_ranges(cudas)),
+        )
+        for line, cudas in sorted(by_cell.items())
+    ]
+    table_html = table(rows, ("cell line", "code", "CUDA lines"), attrs=" data-tilelab='line-links'")
+    listed = details(f"line links ({len(rows)} cell lines)", table_html)
+    host = "<p style='color:#6e7781'>Host code: in the live view.</p>" if source.host else ""
+    return panes + listed + host + note

@@ -1,33 +1,86 @@
-"""The tuning view: progress, the rows as they finish, and a latency heat map.
+"""The tuning view: progress, the latency pivot as a heat map, and the rows as they finish.
 
-While a sweep runs, :func:`tilelab.tune` displays this view and calls
-:meth:`TuningView.refresh` as rows arrive (throttled); a refresh updates the
-progress bars, the table and the plotly ``FigureWidget`` heat map in place.
-The static ``text/html`` snapshot holds the same progress line, the pivot
-(minimum highlighted, cells shaded by latency: the heat map without scripts)
-and the rows.
+One set of HTML pieces serves the live widget (ipywidgets ``HTML``, updated in
+place) and the script-free snapshot. Colours come from JupyterLab's CSS
+variables with plain fallbacks, so light and dark themes both read; heat-map
+cells carry their own background and a text colour chosen for it. Columns no
+row has a value in are left out.
+
+The live widget follows the run through the registry's tuning events (the
+sweep announces every row there), so any view of a running sweep stays
+current, the side panel's included, and stops listening when the run ends.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import numbers
 import time
 from typing import Any
 
 from tilelab.views._bundle import BundleView
 
-__all__ = ["TuningView"]
+__all__ = ["TuningView", "heat_colour"]
 
-_BOX = "font-family:system-ui,-apple-system,Segoe UI,sans-serif;font-size:13px;line-height:1.4"
+_BOX = "font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;line-height:1.4"
+_MUTED = "color:var(--jp-ui-font-color2,#6e7781)"
+_CELL = "padding:2px 10px;border-bottom:1px solid var(--jp-border-color2,rgba(128,128,128,0.3));white-space:nowrap"
+_OK, _ERROR = "var(--jp-success-color1,#2da44e)", "var(--jp-error-color1,#d1242f)"
 _STATUS_COLOURS = {
-    "ok": "#1a7f37",
-    "compile_error": "#cf222e",
-    "run_error": "#cf222e",
-    "mismatch": "#bf8700",
+    "ok": _OK,
+    "compile_error": _ERROR,
+    "run_error": _ERROR,
+    "mismatch": "var(--jp-warn-color1,#bf8700)",
     "timeout": "#8250df",
 }
+# Viridis, reversed (fast = bright): ten stops, interpolated linearly.
+_HEAT = ((253, 231, 37), (181, 222, 43), (110, 206, 88), (53, 183, 121), (31, 158, 137),
+         (38, 130, 142), (49, 104, 142), (62, 73, 137), (72, 40, 120), (68, 1, 84))  # fmt: skip
 _MIN_INTERVAL_S = 0.25
+_ROW_LIMIT = 200
+
+
+def heat_colour(fraction: float) -> tuple[str, str]:
+    """Background and text colour of a heat cell at ``fraction`` (0 fastest .. 1 slowest)."""
+    position = min(max(fraction, 0.0), 1.0) * (len(_HEAT) - 1)
+    low = int(position)
+    high, weight = min(low + 1, len(_HEAT) - 1), position - int(position)
+    red, green, blue = (round(a + (b - a) * weight) for a, b in zip(_HEAT[low], _HEAT[high], strict=True))
+    luminance = 0.2126 * red + 0.7152 * green + 0.0722 * blue
+    return f"#{red:02x}{green:02x}{blue:02x}", "#111111" if luminance > 140 else "#f6f8fa"
+
+
+def _state(result: Any) -> str:
+    if result.running:
+        return "running…"
+    if result.partial:
+        return "interrupted (partial)"
+    if result.total and result.done >= result.total:
+        return "done"
+    return "not started yet" if result.done == 0 else f"stopped after {result.done} configs"
+
+
+def _finished(result: Any) -> bool:
+    """Whether ``result`` will change no more (a run announced before it starts is not finished)."""
+    return bool(result.partial) or (not result.running and result.done >= result.total)
+
+
+def _number(value: Any) -> str:
+    """A table value as text: floats to 4 significant digits, missing values empty."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, numbers.Number) and not isinstance(value, bool)
+
+
+def _present(value: Any) -> bool:
+    return _number(value) != "" and value is not False
 
 
 class TuningView(BundleView):
@@ -38,44 +91,62 @@ class TuningView(BundleView):
     result
         The sweep, finished or running.
     index, columns
-        The two swept parameters of the heat map and pivot (default: the first two).
+        The two swept parameters of the heat map (default: the first two).
     """
 
     def __init__(self, result: Any, index: str | None = None, columns: str | None = None) -> None:
         self.result = result
         self.axes = (index, columns)
         self._last = 0.0
+        self._unsubscribe: Any = None
 
     # -- pieces shared by the widget and the snapshot ---------------------------
     def progress_html(self) -> str:
         r = self.result
-        bars = [("compiled", r.compiled + sum(1 for row in r.rows.values() if row.cached), "#0969da")]
+        cached = sum(1 for row in r.rows.values() if row.cached)
+        bars = [("compiled", r.compiled + cached, "var(--jp-brand-color1,#0969da)")]
         if r.runnable:
-            bars.append(("benchmarked", r.benchmarked + sum(1 for row in r.rows.values() if row.cached), "#1a7f37"))
-        bars.append(("failed", r.num_errors, "#cf222e"))
-        state = "running…" if r.running else "interrupted (partial)" if r.partial else "done"
+            bars.append(("benchmarked", r.benchmarked + cached, _OK))
+        bars.append(("failed", r.num_errors, _ERROR))
         parts = [
-            f"<div style='{_BOX}'><b>{html.escape(r.kernel_name)}</b> on {html.escape(r.device)}: {r.done}/{r.total} configs, {state}</div>"
+            f"<div style='{_BOX}'><b>{html.escape(r.kernel_name)}</b> on {html.escape(r.device)}: "
+            f"{r.done}/{r.total} configs, <span data-tilelab='tuning-state'>{_state(r)}</span></div>"
         ]
         for label, count, colour in bars:
             width = 100.0 * min(count, r.total) / max(r.total, 1)
             parts.append(
                 f"<div style='{_BOX};display:flex;align-items:center;gap:8px'>"
-                f"<span style='width:90px'>{label}</span>"
-                f"<span style='flex:0 0 240px;height:10px;background:#eaeef2;border-radius:3px'>"
-                f"<span style='display:block;height:10px;width:{width:.1f}%;background:{colour};border-radius:3px'></span></span>"
-                f"<span>{count}/{r.total}</span></div>"
+                f"<span style='width:90px;{_MUTED}'>{label}</span>"
+                f"<span style='flex:0 0 240px;height:8px;background:var(--jp-layout-color3,#d0d7de);border-radius:4px'>"
+                f"<span style='display:block;height:8px;width:{width:.1f}%;background:{colour};"
+                "border-radius:4px'></span>"
+                f"</span><span>{count}/{r.total}</span></div>"
             )
+        parts += [f"<div style='{_BOX};{_MUTED}'>{html.escape(note)}</div>" for note in getattr(r, "notes", [])]
         return "".join(parts)
 
-    def rows_html(self, limit: int = 200) -> str:
+    def rows_html(self, limit: int = _ROW_LIMIT) -> str:
+        """The latest ``limit`` rows; a column is shown only when some row has a value in it."""
         frame = self.result.to_pandas()
         if frame.empty:
-            return f"<div style='{_BOX};color:#57606a'>no rows yet</div>"
-        shown = frame.drop(columns=["device"]).tail(limit)
-        styler = shown.style.format(precision=4, na_rep="").hide(axis="index")
-        styler = styler.map(lambda v: f"color:{_STATUS_COLOURS.get(str(v), 'inherit')}", subset=["status"])
-        return styler.set_table_attributes(f"style='{_BOX};border-collapse:collapse'").to_html()
+            return f"<div style='{_BOX};{_MUTED}'>no rows yet</div>"
+        shown = frame.drop(columns=["device"]).tail(limit).astype(object)
+        shown = shown.where(shown.notna(), None)  # pandas' NA and NaN become None: one "missing" for every column
+        columns = [c for c in shown.columns if c in self.result.swept or shown[c].map(_present).any()]
+        align = {c: "right" if shown[c].map(_numeric).any() else "left" for c in columns}
+        head = "".join(f"<th style='{_CELL};text-align:{align[c]}'>{html.escape(str(c))}</th>" for c in columns)
+        body = []
+        for values in shown[columns].itertuples(index=False):
+            cells = []
+            for name, value in zip(columns, values, strict=True):
+                colour = _STATUS_COLOURS.get(str(value)) if name == "status" else None
+                style = f"{_CELL};text-align:{align[name]}" + (f";color:{colour}" if colour else "")
+                cells.append(f"<td style='{style}'>{html.escape(_number(value))}</td>")
+            body.append(f"<tr>{''.join(cells)}</tr>")
+        return (
+            f"<div style='max-height:360px;overflow:auto'><table data-tilelab='tuning-rows' style='{_BOX};"
+            f"border-collapse:collapse'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+        )
 
     def _heat(self):
         """The latency pivot (rows × columns), or None when there is nothing to plot."""
@@ -85,62 +156,71 @@ class TuningView(BundleView):
         return None if table.isna().all().all() else table
 
     def pivot_html(self) -> str:
-        if self._heat() is None:
+        """Latency over two swept parameters as a heat map table (fastest bright, the minimum outlined)."""
+        table = self._heat()
+        if table is None:
             return ""
-        styler = self.result.pivot(*self.axes)
-        styler = styler.background_gradient(cmap="viridis_r", axis=None)
-        return styler.to_html()
+        values = table.to_numpy(dtype=float)
+        finite = [float(v) for v in values.flat if not math.isnan(v)]
+        low, high = min(finite), max(finite)
+        head = "".join(f"<th style='{_CELL};text-align:right'>{html.escape(str(c))}</th>" for c in table.columns)
+        rows = []
+        for label, line in zip(table.index, values, strict=True):
+            cells = []
+            for value in line:
+                if math.isnan(value):
+                    cells.append(f"<td style='{_CELL};text-align:right;{_MUTED}'>—</td>")
+                    continue
+                background, text = heat_colour((value - low) / (high - low) if high > low else 0.0)
+                best = ";font-weight:bold;outline:2px solid #e3116c;outline-offset:-2px" if value == low else ""
+                cells.append(
+                    f"<td data-best='{str(value == low).lower()}' style='{_CELL};text-align:right;"
+                    f"background:{background};color:{text}{best}'>{value:.4g}</td>"
+                )
+            rows.append(f"<tr><th style='{_CELL};text-align:right'>{html.escape(str(label))}</th>{''.join(cells)}</tr>")
+        corner = f"{html.escape(str(table.index.name))} \\ {html.escape(str(table.columns.name))}"
+        caption = f"latency (ms) of {html.escape(self.result.kernel_name)}: fastest bright, minimum outlined"
+        return (
+            f"<div style='{_BOX};{_MUTED};margin-top:6px'>{caption}</div>"
+            f"<table data-tilelab='tuning-pivot' style='{_BOX};border-collapse:collapse;margin:2px 0 6px'>"
+            f"<thead><tr><th style='{_CELL};text-align:left;{_MUTED}'>{corner}</th>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
 
     # -- BundleView ----------------------------------------------------------------
     def _text(self) -> str:
         return repr(self.result)
 
     def _build_html(self) -> str:
-        parts = [
-            self.progress_html(),
-            self.pivot_html(),
-            "<details><summary>rows</summary>",
-            self.rows_html(),
-            "</details>",
-        ]
-        return f"<div class='tilelab-tuning'>{''.join(parts)}</div>"
+        return f"<div class='tilelab-tuning'>{self.progress_html()}{self.pivot_html()}{self.rows_html()}</div>"
 
     def _build_widget(self):
         import ipywidgets as widgets
 
         self._progress = widgets.HTML(self.progress_html())
+        self._pivot = widgets.HTML(self.pivot_html())
         self._table = widgets.HTML(self.rows_html())
-        plottable = self.result.runnable and len(self.result.swept) >= 2
-        self._figure = self._figure_widget() if plottable else None
-        return widgets.VBox([w for w in (self._progress, self._figure, self._table) if w is not None])
+        box = widgets.VBox([self._progress, self._pivot, self._table])
+        box.add_class("tilelab-tuning")
+        if not _finished(self.result) and self._unsubscribe is None:
+            from tilelab.registry import default_registry
 
-    def _figure_widget(self):
-        import plotly.graph_objects as go
+            self._unsubscribe = default_registry().subscribe(self._on_event)
+        return box
 
-        figure = go.FigureWidget(go.Heatmap(colorscale="Viridis", reversescale=True, colorbar={"title": "ms"}))
-        figure.update_layout(height=320, width=520, margin={"l": 60, "r": 20, "t": 30, "b": 50})
-        self._update_figure(figure)
-        return figure
-
-    def _update_figure(self, figure: Any) -> None:
-        table = self._heat()
-        if figure is None or table is None:
-            return
-        with figure.batch_update():
-            trace = figure.data[0]
-            trace.z = [[None if math.isnan(v) else v for v in row] for row in table.to_numpy(dtype=float).tolist()]
-            trace.x = [str(c) for c in table.columns]
-            trace.y = [str(i) for i in table.index]
-            figure.layout.xaxis.title = table.columns.name
-            figure.layout.yaxis.title = table.index.name
-            figure.layout.title = f"latency (ms): {self.result.kernel_name}"
+    def _on_event(self, event: str, run: Any) -> None:
+        if event == "tuning" and run is self.result:
+            self.refresh(final=_finished(run))
 
     def refresh(self, final: bool = False) -> None:
         """Update the live widget (at most every 0.25 s unless ``final``); the snapshot is rebuilt on demand."""
         self._html = None
+        if final and self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
         if self._widget is None or (not final and time.monotonic() - self._last < _MIN_INTERVAL_S):
             return
         self._last = time.monotonic()
         self._progress.value = self.progress_html()
+        self._pivot.value = self.pivot_html()
         self._table.value = self.rows_html()
-        self._update_figure(self._figure)

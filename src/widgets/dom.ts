@@ -1,0 +1,105 @@
+/**
+ * Small DOM helpers shared by the TileLab views. User text goes in through
+ * `textContent` only; the one place that takes markup is `trustedHtml`, for
+ * the kernel's own escaped snapshot HTML.
+ */
+
+/** An element with an optional class and text. */
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className?: string,
+  text?: string | number | null
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (className) {
+    node.className = className;
+  }
+  if (text !== undefined && text !== null) {
+    node.textContent = String(text);
+  }
+  return node;
+}
+
+/** A button with a tooltip. */
+export function button(label: string, title: string, onClick: () => void, className = 'tl-btn'): HTMLButtonElement {
+  const node = h('button', className, label);
+  node.type = 'button';
+  node.title = title;
+  node.addEventListener('click', onClick);
+  return node;
+}
+
+/** A labelled checkbox. */
+export function checkbox(label: string, checked: boolean, onChange: (checked: boolean) => void): HTMLLabelElement {
+  const box = h('input');
+  box.type = 'checkbox';
+  box.checked = checked;
+  box.addEventListener('change', () => onChange(box.checked));
+  const node = h('label', 'tl-check');
+  node.append(box, h('span', '', label));
+  return node;
+}
+
+async function writeClipboard(text: string): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return;
+  } catch {
+    // No clipboard permission (or an insecure page): fall back to a hidden textarea.
+  }
+  const area = h('textarea');
+  area.value = text;
+  area.style.position = 'fixed';
+  area.style.opacity = '0';
+  document.body.appendChild(area);
+  area.select();
+  const copied = document.execCommand('copy');
+  area.remove();
+  if (!copied) {
+    throw new Error('copy refused');
+  }
+}
+
+/** A "Copy" button that copies `text()` and says so. */
+export function copyButton(text: () => string, what: string, label = 'Copy'): HTMLButtonElement {
+  const node = button(label, `Copy ${what} to the clipboard`, () => {
+    writeClipboard(text())
+      .then(() => {
+        node.textContent = 'Copied';
+        node.dataset.copied = 'true';
+      })
+      .catch(() => {
+        node.textContent = 'Copy failed';
+      })
+      .finally(() => window.setTimeout(() => (node.textContent = label), 1500));
+  });
+  node.classList.add('tl-copy');
+  return node;
+}
+
+/** Keys pressed inside `node` stay there: JupyterLab's shortcuts (and the notebook) never see them. */
+export function keepKeys(node: HTMLElement): void {
+  node.setAttribute('data-lm-suppress-shortcuts', 'true');
+  node.addEventListener('keydown', event => event.stopPropagation());
+}
+
+const INERT = /^on/i;
+
+/** Insert the kernel's snapshot HTML (escaped by TileLab's Python); scripts and handlers are dropped anyway. */
+export function trustedHtml(container: HTMLElement, html: string): void {
+  const parsed = new DOMParser().parseFromString(html, 'text/html');
+  parsed.querySelectorAll('script, iframe, object, embed').forEach(node => node.remove());
+  parsed.querySelectorAll('*').forEach(node => {
+    for (const attribute of Array.from(node.attributes)) {
+      if (INERT.test(attribute.name) || /^\s*javascript:/i.test(attribute.value)) {
+        node.removeAttribute(attribute.name);
+      }
+    }
+  });
+  container.replaceChildren(...Array.from(parsed.body.childNodes).map(node => document.importNode(node, true)));
+}
+
+/** A one-line message (hint or error) in `container`. */
+export function message(container: HTMLElement, text: string, kind: 'hint' | 'error' = 'hint'): void {
+  container.replaceChildren(h('p', kind === 'error' ? 'tl-error' : 'tl-hint', text));
+}

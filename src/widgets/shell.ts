@@ -1,0 +1,128 @@
+/**
+ * The Explorer's shell: a title, a tab bar (arrow keys move between tabs) and
+ * each tab's view, built the first time the tab is shown. Tab kinds:
+ * "html" (the kernel's escaped snapshot HTML), "passes", "linked" (two linked
+ * code panes: the Source tab, or a machine-code tab answering its own request
+ * with the same reply shape, see `linked.ts`), "external" (a sibling widget the
+ * kernel shows under the tab bar, e.g. the layouts).
+ */
+
+import { Channel } from './channel';
+import { h, keepKeys, message, trustedHtml } from './dom';
+import { LinkedTab } from './linked';
+import { IModel, save, watch } from './model';
+import { PassesTab } from './passes';
+
+interface ITabSpec {
+  id: string;
+  title: string;
+  kind: 'html' | 'passes' | 'linked' | 'external';
+  request?: string;
+  /** "linked" tabs: the synced trait of the selected left-hand line, the words for the two sides, a third pane. */
+  selection?: string;
+  words?: [string, string];
+  extra?: { request: string; label: string } | null;
+}
+
+interface ITabView {
+  node: HTMLElement;
+  dispose(): void;
+}
+
+function htmlTab(channel: Channel, request: string): ITabView {
+  const node = h('div', 'tl-html');
+  message(node, 'loading…');
+  channel
+    .request<{ html: string }>(request)
+    .then(reply => trustedHtml(node, reply.html))
+    .catch(error => message(node, (error as Error).message, 'error'));
+  return { node, dispose: () => undefined };
+}
+
+function tabView(spec: ITabSpec, model: IModel, channel: Channel): ITabView {
+  switch (spec.kind) {
+    case 'html':
+      return htmlTab(channel, spec.request ?? spec.id);
+    case 'passes': {
+      const tab = new PassesTab(model, channel);
+      return { node: tab.node, dispose: () => tab.dispose() };
+    }
+    case 'linked': {
+      // Defaults are the Source tab's; a machine-code tab names its own (e.g. CUDA line / SASS line).
+      const tab = new LinkedTab(model, channel, {
+        request: spec.request ?? spec.id,
+        selection: spec.selection ?? 'source_line',
+        words: spec.words ?? ['cell line', 'CUDA line'],
+        extra: spec.extra === undefined ? { request: 'host', label: 'host code' } : spec.extra ?? undefined
+      });
+      return { node: tab.node, dispose: () => tab.dispose() };
+    }
+    default:
+      return { node: h('div', 'tl-external'), dispose: () => undefined };
+  }
+}
+
+export function renderExplorer(model: IModel, el: HTMLElement): () => void {
+  const channel = new Channel(model);
+  const specs = model.get('tabs') as ITabSpec[];
+  const root = h('div', 'tl-explorer');
+  const bar = h('div', 'tl-tabbar');
+  bar.setAttribute('role', 'tablist');
+  keepKeys(bar);
+  bar.appendChild(h('span', 'tl-explorer-title', model.get('title')));
+  const body = h('div', 'tl-tabbody');
+  root.append(bar, body);
+  el.appendChild(root);
+  const views = new Map<string, ITabView>();
+  const buttons = specs.map(spec => {
+    const tab = h('button', 'tl-tab', spec.title);
+    tab.type = 'button';
+    tab.setAttribute('role', 'tab');
+    tab.dataset.tab = spec.id;
+    tab.addEventListener('click', () => save(model, 'tab', spec.id));
+    bar.appendChild(tab);
+    return tab;
+  });
+  bar.addEventListener('keydown', event => {
+    const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+    if (step === undefined) {
+      return;
+    }
+    event.preventDefault();
+    const at = specs.findIndex(spec => spec.id === model.get('tab'));
+    const next = specs[(at + step + specs.length) % specs.length];
+    save(model, 'tab', next.id);
+    buttons[specs.indexOf(next)].focus();
+  });
+  const show = (): void => {
+    const id = model.get('tab') as string;
+    const spec = specs.find(candidate => candidate.id === id) ?? specs[0];
+    buttons.forEach((tab, k) => {
+      const on = specs[k] === spec;
+      tab.classList.toggle('tl-on', on);
+      tab.setAttribute('aria-selected', on ? 'true' : 'false');
+      tab.tabIndex = on ? 0 : -1;
+    });
+    if (!views.has(spec.id)) {
+      const view = tabView(spec, model, channel);
+      view.node.classList.add('tl-tabpanel');
+      view.node.setAttribute('role', 'tabpanel');
+      view.node.dataset.tab = spec.id;
+      views.set(spec.id, view);
+      body.appendChild(view.node);
+    }
+    for (const [id, view] of views) {
+      view.node.hidden = id !== spec.id;
+    }
+    body.hidden = spec.kind === 'external';
+    root.dataset.tab = spec.id;
+  };
+  const unwatch = watch(model, 'tab', show);
+  show();
+  return () => {
+    unwatch();
+    views.forEach(view => view.dispose());
+    channel.dispose();
+    root.remove();
+  };
+}

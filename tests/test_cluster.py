@@ -1,0 +1,199 @@
+"""Tuning on a Dask cluster, end to end on the CPU: two "hosts", real CPU kernels, a real PostgreSQL history.
+
+Host A is ``tilelab.cluster.local(gpus=0)``: a LocalCluster with a compile worker
+and a CPU benchmark worker. Host B is a second worker process group started the
+way a user starts one on another machine (``dask worker ADDRESS --resources
+CPU_BENCH=1``), in its own session.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from postgres_server import running_server
+
+import tilelab
+from tilelab.tune.result import TuneStatus
+
+BLOCKS = [96, 0, 32, 64]  # 96 hangs in elaboration (tune_kernels.HANG_BLOCK), 0 fails to lower
+TIMEOUT_S = 5
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    with running_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A client of host A's LocalCluster, with host B's worker joined to it."""
+    import tilelab.cluster
+
+    client = tilelab.cluster.local(gpus=0, compile_threads=2)
+    host_b = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_worker", client.scheduler.address, "--name", "host-b",
+         "--nthreads", "1", "--resources", "CPU_BENCH=1", "--no-dashboard", "--host", "127.0.0.1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        client.wait_for_workers(3, timeout=120)
+        yield client
+    finally:
+        os.killpg(host_b.pid, signal.SIGTERM)
+        host_b.wait(timeout=60)
+        client.shutdown()
+
+
+def _sweep(cluster, db, blocks, **kwargs):
+    from tune_kernels import scale_add
+
+    return tilelab.tune(
+        scale_add, block=tilelab.choices(blocks), chunk=tilelab.choices([1, 4]),
+        where=lambda c: c["block"] not in (0, 96) or c["chunk"] == 1,
+        reference=lambda a, b: 2 * a + b, bytes=3 * 4096 * 4, timeout=TIMEOUT_S, cluster=cluster, db=db, **kwargs,
+    )  # fmt: skip
+
+
+def _tasks_left(cluster, limit_s: float = 10.0) -> list[str]:
+    """TileLab's tasks still on the cluster once cancelled tasks have had ``limit_s`` to go."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        left = [key for keys in cluster.processing().values() for key in keys if str(key).startswith("tilelab-")]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.2)
+
+
+def _compile_processes(cluster) -> int:
+    from tilelab.tune.dask_tasks import compile_processes
+
+    return sum(cluster.run(compile_processes).values())
+
+
+def _statuses(result) -> dict:
+    return {(row.config["block"], row.config["chunk"]): row.status.value for row in result.ordered_rows()}
+
+
+def test_a_sweep_over_two_hosts_returns_every_row_and_stores_them_in_postgres(cluster, postgres):
+    db = postgres.database()
+    with cluster.get_task_stream() as stream:
+        result = _sweep(cluster, db, [0, 16, 32, 64])
+
+    history = tilelab.tuning_history("scale_add", db=db)
+    benched_on = {task["worker"] for task in stream.data if str(task["key"]).startswith("tilelab-bench-")}
+    compiled_on = {task["worker"] for task in stream.data if str(task["key"]).startswith("tilelab-compile-")}
+    host_b = next(a for a, w in cluster.scheduler_info(n_workers=-1)["workers"].items() if w["name"] == "host-b")
+
+    assert _statuses(result) == {(0, 1): "compile_error", **{(b, c): "ok" for b in (16, 32, 64) for c in (1, 4)}}
+    assert result.device.startswith("cpu: ") and not result.partial
+    assert all(row.latency_ms > 0 and row.gbps > 0 and row.device == result.device for row in result.rows.values() if row.ok)
+    assert sorted(zip(history["block"], history["chunk"], history["status"], strict=True)) == sorted(
+        (b, c, s) for (b, c), s in _statuses(result).items()
+    )
+    assert host_b in benched_on and host_b not in compiled_on  # the second host benchmarks; compiles stay off it
+    assert _compile_processes(cluster) == 0
+
+
+def test_killing_a_worker_mid_sweep_loses_no_finished_row(cluster, postgres):
+    db = postgres.database()
+    seen, killed = [], []
+
+    def kill_the_hung_compile_worker(row):
+        seen.append(row)
+        if killed:
+            return
+        holding = cluster.processing()
+        address = next(a for a, keys in holding.items() for k in keys if str(k).startswith("tilelab-compile-") and str(k).split("-")[3] == "0")
+        pid = cluster.run(os.getpid, workers=[address])[address]
+        os.kill(pid, signal.SIGKILL)
+        killed.append((address, list(seen)))
+
+    result = _sweep(cluster, db, BLOCKS, on_row=kill_the_hung_compile_worker)
+
+    address, before = killed[0]
+    lost = [row for row in seen if row.status is TuneStatus.WORKER_LOST]
+    assert _statuses(result) == {(96, 1): "timeout", (0, 1): "compile_error", **{(b, c): "ok" for b in (32, 64) for c in (1, 4)}}
+    assert all(result.rows[row.index] == row for row in before)  # every row finished before the kill is kept as it was
+    assert [row.index for row in lost].count(0) == 1 and address in lost[0].error and "retried" in lost[0].error
+    assert f"within {TIMEOUT_S} s" in result.rows[0].error  # the retry ran elsewhere, and hung there too
+    stored = tilelab.tuning_history("scale_add", db=db)
+    assert sorted(stored["status"]) == sorted(_statuses(result).values())
+
+
+def test_an_interrupt_cancels_the_cluster_tasks_and_keeps_finished_rows(cluster, postgres):
+    def interrupt(row):
+        raise KeyboardInterrupt
+
+    started = time.monotonic()
+    partial = _sweep(cluster, postgres.database(), BLOCKS, on_row=interrupt)
+
+    assert partial.partial and not partial.running
+    assert time.monotonic() - started < TIMEOUT_S + 20  # the hung compile was not waited for
+    assert partial.rows[1].status is TuneStatus.COMPILE_ERROR  # the row that was being reported stays
+    assert 0 not in partial.rows or partial.rows[0].status is not TuneStatus.TIMEOUT
+    assert _tasks_left(cluster) == []
+    assert _compile_processes(cluster) == 0
+
+
+CELL = '''
+import tilelang
+import tilelang.cpu.language as C
+import tilelab
+
+SCALE = 3.0
+
+@tilelang.jit(target="c", out_idx=[-1])
+def cell_scale(N=1024, block=64):
+    @C.prim_func
+    def main(A: C.Tensor((N,), "float32"), Out: C.Tensor((N,), "float32")):
+        with C.Kernel(C.ceildiv(N, block)) as bx:
+            for i in C.serial(block):
+                Out[bx * block + i] = A[bx * block + i] * SCALE
+
+    return main
+
+result = tilelab.tune(cell_scale, block=tilelab.choices([32, 64]), reference=lambda a: a * SCALE, db=":memory:", cluster=ADDRESS)
+'''
+
+
+def test_a_kernel_defined_in_a_notebook_cell_tunes_on_the_cluster_by_its_address(cluster):
+    from IPython.testing.globalipapp import get_ipython
+
+    shell = get_ipython()
+    shell.user_ns["ADDRESS"] = cluster.scheduler.address
+    shell.run_cell(CELL).raise_error()
+    result = shell.user_ns["result"]
+
+    assert [row.status for row in result.ordered_rows()] == [TuneStatus.OK, TuneStatus.OK]
+
+
+def test_a_cpu_kernel_on_a_cluster_without_a_cpu_benchmark_worker_is_one_line():
+    import distributed
+    from tune_kernels import scale_add
+
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as bare, distributed.Client(bare) as client:
+        with pytest.raises(ValueError, match="declares the CPU_BENCH resource") as error:
+            tilelab.tune(scale_add, block=tilelab.choices([32, 64]), cluster=client, db=":memory:")
+
+    assert "\n" not in str(error.value) and "--resources CPU_BENCH=1" in str(error.value)
+
+
+def test_more_gpus_than_visible_is_refused(monkeypatch):
+    import tilelab.cluster
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    with pytest.raises(ValueError, match=r"gpus=1: this machine shows 0 GPU\(s\)"):
+        tilelab.cluster.local(gpus=1)
+
+
+def test_a_missing_optional_dependency_names_the_extra():
+    from tilelab._extras import MissingExtraError, require
+
+    with pytest.raises(MissingExtraError, match=r"pip install 'tilelab\[cluster\]'"):
+        require("tilelab_no_such_module", "tune(cluster=...)")

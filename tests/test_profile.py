@@ -1,0 +1,133 @@
+"""Nsight Compute: parsing its CSV (real captured output, CPU) and profiling a kernel end to end (GPU)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from kernels import flash_attention, matmul
+
+from tilelab.ncu import ProfilerUnavailableError, ncu_command, ncu_refusal, parse_ncu_csv, profile
+
+DATA = Path(__file__).parent / "data"
+
+# The documented refusal, as ncu prints it (quoted in e.g. deepseek-ai/DeepGEMM issue #46); not captured here.
+REFUSED = (
+    "==PROF== Connected to process 9012 (/usr/bin/python3)\n"
+    "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on "
+    "the target device 0. For instructions on enabling permissions and to get more information see "
+    "https://developer.nvidia.com/ERR_NVGPUCTRPERM\n"
+    "==PROF== Disconnected from process 9012\n"
+)
+
+
+def metric(frame, section: str, name: str):
+    (row,) = frame[(frame.section == section) & (frame.metric == name)].itertuples()
+    return row
+
+
+def test_a_real_ncu_details_report_becomes_one_row_per_metric():
+    frame = parse_ncu_csv((DATA / "ncu_gemm_h100_details.csv").read_text())
+
+    assert list(frame.columns) == ["id", "kernel", "section", "metric", "value", "unit", "text"]
+    assert set(frame.kernel) == {"gemm_kernel"} and set(frame.id) == {0}
+    assert set(frame.section) == {
+        "GPU Speed Of Light Throughput",
+        "Memory Workload Analysis",
+        "Launch Statistics",
+        "Occupancy",
+    }
+    duration = metric(frame, "GPU Speed Of Light Throughput", "Duration")
+    assert (duration.value, duration.unit) == (22.21, "us")
+    assert metric(frame, "GPU Speed Of Light Throughput", "Elapsed Cycles").value == 32315  # "32,315"
+    assert metric(frame, "Launch Statistics", "Registers Per Thread").value == 230
+    assert metric(frame, "Occupancy", "Theoretical Occupancy").value == 12.5
+
+
+def test_text_values_are_kept_as_text_and_rules_are_kept_apart():
+    frame = parse_ncu_csv((DATA / "ncu_gemm_h100_details.csv").read_text())
+
+    no_data = metric(frame, "Memory Workload Analysis", "Local Memory Spilling Request Overhead")
+    assert math.isnan(no_data.value) and no_data.text == "no data"
+    assert metric(frame, "Launch Statistics", "Cluster Scheduling Policy").text == "PolicySpread"
+    rules = frame.attrs["rules"]
+    assert [r["rule"] for r in rules] == ["SOLBottleneck", "LaunchConfiguration", "TheoreticalOccupancy"]
+    assert rules[1]["estimated_speedup"] == 51.52 and "64 blocks" in rules[1]["description"]
+
+
+def test_csv_printed_to_stdout_is_found_after_the_profilers_and_programs_own_lines():
+    frame = parse_ncu_csv((DATA / "ncu_gemm_h100_stdout.csv").read_text())
+
+    assert len(frame) == 10
+    duration = metric(frame, "GPU Speed Of Light Throughput", "Duration")
+    assert (duration.value, duration.unit) == (22400, "ns")
+
+
+def test_text_without_a_csv_header_is_a_value_error():
+    with pytest.raises(ValueError, match="no ncu CSV header"):
+        parse_ncu_csv("==PROF== Connected to process 1\n")
+
+
+def test_the_ncu_command_profiles_only_the_kernels_own_launches(tmp_path):
+    command = ncu_command("ncu", ["gemm_kernel", "gemm_kernel_1"], tmp_path / "report", ["python", "job.py"])
+
+    assert command[:4] == ["ncu", "--export", str(tmp_path / "report"), "--force-overwrite"]
+    assert command.count("--section") == 4 and "LaunchStats" in command
+    assert "regex:^(gemm_kernel|gemm_kernel_1)$" in command
+    assert command[command.index("--launch-count") + 1] == "2" and command[-2:] == ["python", "job.py"]
+
+
+def test_refused_counters_are_one_line_that_says_what_to_do():
+    message = ncu_refusal(REFUSED)
+
+    assert "ERR_NVGPUCTRPERM" in message and "\n" not in message
+    assert ncu_refusal("==PROF== Disconnected from process 1\n") is None
+
+
+def test_profiling_something_that_is_not_a_compiled_kernel_says_what_to_pass():
+    with pytest.raises(TypeError, match="compiled TileLang kernel"):
+        profile(matmul)
+
+
+def test_without_ncu_profiling_is_one_clear_line(monkeypatch):
+    import tilelang
+    from tvm.target import Target
+
+    target = Target({"kind": "cuda", "arch": "sm_90a"})
+    with target:
+        kernel = tilelang.compile(matmul.get_tir(M=256, N=256, K=256), out_idx=[-1], target=target)
+    monkeypatch.setattr("tilelab.ncu.find_tool", lambda name: None)
+
+    with pytest.raises(ProfilerUnavailableError, match="ncu \\(Nsight Compute\\) not found") as raised:
+        profile(kernel)
+    assert "\n" not in str(raised.value)
+
+
+@pytest.mark.gpu
+def test_profiling_the_gemm_gives_speed_of_light_and_ptxas_registers():
+    import torch
+
+    from tilelab.machine import machine_code
+
+    kernel = matmul(1024, 1024, 1024)
+    a = torch.randn(1024, 1024, dtype=torch.float16, device="cuda")
+    b = torch.randn(1024, 1024, dtype=torch.float16, device="cuda")
+
+    frame = profile(kernel, a, b)
+
+    assert metric(frame, "GPU Speed Of Light Throughput", "Duration").value > 0
+    registers = metric(frame, "Launch Statistics", "Registers Per Thread").value
+    major, minor = torch.cuda.get_device_capability()
+    built = machine_code(kernel.get_kernel_source(), f"sm_{major}{minor}")
+    assert registers == built.resources["gemm_kernel"].registers
+
+
+@pytest.mark.gpu
+def test_profiling_flash_attention_with_generated_inputs():
+    kernel = flash_attention(seq_len=1024)
+
+    frame = profile(kernel)
+
+    assert set(frame.section) >= {"GPU Speed Of Light Throughput", "Occupancy", "Launch Statistics"}
+    assert metric(frame, "Occupancy", "Theoretical Occupancy").value > 0

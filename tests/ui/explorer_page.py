@@ -1,0 +1,120 @@
+"""Helpers for the Explorer's browser tests: open an executed notebook, size the page, switch themes, time things.
+
+Every wait is on a real state (an element, a data attribute the view sets when
+it has drawn), never a sleep.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+EXPLORER = ".jp-OutputArea-output .tilelab-explorer"
+
+SIDEBARS = """async () => {
+  const app = window.jupyterapp;
+  const notebook = app.shell.currentWidget;
+  app.shell.activateById('filebrowser');
+  app.shell.expandRight();
+  app.shell.activateById(notebook.id);
+}"""
+
+ACTIVE_CELL = "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
+
+# Click a row, then wait until the view says it drew that pass and the browser painted it.
+CLICK_AND_TIME = """async ([root, index]) => {
+  const view = document.querySelectorAll('.tl-passes')[root];
+  const row = [...view.querySelectorAll('.tl-row')].find(r => r.querySelector('.tl-idx').textContent === String(index));
+  const start = performance.now();
+  row.click();
+  await new Promise(resolve => {
+    const check = () => (view.dataset.shownPass === String(index) ? resolve() : requestAnimationFrame(check));
+    check();
+  });
+  await new Promise(resolve => requestAnimationFrame(() => resolve()));
+  return performance.now() - start;
+}"""
+
+
+# The theme's stylesheet has replaced the light one everywhere (menu, file browser, notebook), and painted.
+DARK_LOADED = """async () => {
+  const dark = (selector) => {
+    const node = document.querySelector(selector);
+    if (!node) { return true; }
+    const [r, g, b] = getComputedStyle(node).backgroundColor.match(/\\d+/g).map(Number);
+    return r + g + b < 3 * 100;
+  };
+  const ready = ['.lm-MenuBar', '.jp-DirListing-content', '.jp-NotebookPanel-notebook'].every(dark);
+  if (ready) { await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))); }
+  return ready;
+}"""
+
+
+# Press j in the pass list, then wait until the next pass is drawn and painted.
+PRESS_J_AND_TIME = """async ([root]) => {
+  const view = document.querySelectorAll('.tl-passes')[root];
+  const shown = view.dataset.shownPass;
+  const start = performance.now();
+  view.querySelector('.tl-list').dispatchEvent(new KeyboardEvent('keydown', { key: 'j', bubbles: true }));
+  await new Promise(resolve => {
+    const check = () => (view.dataset.shownPass !== shown ? resolve() : requestAnimationFrame(check));
+    check();
+  });
+  await new Promise(resolve => requestAnimationFrame(() => resolve()));
+  return performance.now() - start;
+}"""
+
+
+def open_notebook_with(lab, name: str, cells: list[str]) -> None:
+    """Write ``cells`` to ``name``, open it, run every cell and wait for the Explorers."""
+    lab.write_notebook(name, cells)
+    lab.open_notebook(name)
+    lab.run_all()
+    lab.page.wait_for_selector(f"{EXPLORER} .tl-tab")
+
+
+def at_1280_with_sidebars(page) -> None:
+    """A 1280×800 window with JupyterLab's left (files) and right sidebars open."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.evaluate(SIDEBARS)
+
+
+def bring_into_view(page, selector: str) -> None:
+    """Scroll the notebook so that the element at ``selector`` starts at the top of the window."""
+    page.locator(selector).first.evaluate("node => node.scrollIntoView({block: 'start'})")
+
+
+def show_tab(explorer, title: str) -> None:
+    explorer.locator(f".tl-tab:text-is('{title}')").click()
+    explorer.locator(f".tl-tab.tl-on:text-is('{title}')").wait_for()
+
+
+@contextlib.contextmanager
+def dark_theme(page):
+    """JupyterLab Dark for the duration (the theme is a saved setting: always switch back)."""
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    page.wait_for_selector("body[data-jp-theme-light='false']", state="attached")
+    page.wait_for_function(DARK_LOADED)
+    try:
+        yield
+    finally:
+        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+        page.wait_for_selector("body[data-jp-theme-light='true']", state="attached")
+
+
+def screenshot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / name
+    page.screenshot(path=str(path))
+    return path
+
+
+def record_timings(section: str, values: dict) -> None:
+    """Merge ``values`` under ``section`` into ``artifacts/timings.json`` (other tests add their own sections)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / "timings.json"
+    timings = json.loads(path.read_text()) if path.exists() else {}
+    timings[section] = values
+    path.write_text(json.dumps(timings, indent=2) + "\n")

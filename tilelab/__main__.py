@@ -1,0 +1,5 @@
+"""``python -m tilelab``: the ``tilelab`` command."""
+
+from tilelab.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,161 @@
+"""Pure parsers of the CUDA tools' text: ptxas ``-v``, ``cuobjdump --dump-resource-usage``, nvdisasm SASS, PTX ``.loc``.
+
+Formats as printed by CUDA 13 (ptxas 13.0, nvdisasm/cuobjdump 13.5).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+
+from tilelab.records import CodeLineLink
+
+__all__ = [
+    "INSTRUCTION_CLASSES",
+    "instruction_classes",
+    "opcode_of",
+    "parse_ptx_links",
+    "parse_ptxas",
+    "parse_resource_usage",
+    "parse_sass",
+]
+
+# SASS opcodes (the mnemonic before the first '.') grouped by what they do.
+INSTRUCTION_CLASSES: dict[str, tuple[str, ...]] = {
+    "tensor core (warpgroup)": ("HGMMA", "QGMMA", "IGMMA", "BGMMA", "UTCHMMA", "UTCQMMA", "UTCIMMA", "UTCOMMA"),
+    "tensor core (warp)": ("HMMA", "IMMA", "DMMA", "BMMA", "QMMA", "OMMA"),
+    "TMA / bulk copy": ("UTMALDG", "UTMASTG", "UTMAPF", "UTMAREDG", "UTMACCTL", "UBLKCP", "UBLKPF", "UBLKRED"),
+    "async copy (cp.async)": ("LDGSTS", "LDGDEPBAR", "DEPBAR"),
+    "shared memory": ("LDS", "STS", "LDSM", "STSM", "ATOMS"),
+    "global memory": ("LDG", "STG", "ATOMG", "RED", "LD", "ST"),
+    "local memory (spills)": ("LDL", "STL"),
+    "barriers and sync": ("BAR", "SYNCS", "MEMBAR", "WARPSYNC", "ARRIVES", "ELECT"),
+}
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+_PROPERTIES = re.compile(r"Function properties for (\S+)")
+_STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = {
+    "registers": re.compile(r"Used (\d+) registers"),
+    "barriers": re.compile(r"used (\d+) barriers"),
+    "shared_bytes": re.compile(r"(\d+) bytes smem"),
+    "constant_bytes": re.compile(r"(\d+) bytes cmem\[0\]"),
+}
+_RESOURCE_FUNCTION = re.compile(r"^\s*Function (\S+):\s*$")
+_RESOURCE_VALUE = re.compile(r"([A-Z_]+(?:\[\d+\])?):(\d+)")
+_LOCATION = re.compile(r'File "([^"]+)", line (\d+)')
+_INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T\d]+\s+)?([A-Z][A-Z0-9_]*)")
+_SECTION = re.compile(r"^(?:\.text\.(\S+):|\s*Function : (\S+))\s*$")
+_PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"')
+_PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+(?:.*inlined_at\s+(\d+)\s+(\d+)\s+\d+)?")
+
+
+def parse_ptxas(log: str) -> dict[str, dict[str, int]]:
+    """Per entry kernel: registers, spill stores/loads, static shared, barriers, stack frame, cmem[0] (from ``ptxas -v``)."""
+    kernels: dict[str, dict[str, int]] = {}
+    stacks: dict[str, tuple[int, int, int]] = {}
+    current = properties = None
+    for line in log.splitlines():
+        if match := _ENTRY.search(line):
+            current = match.group(1)
+            kernels[current] = {"kernel": current, "registers": 0}  # type: ignore[dict-item]
+        elif match := _PROPERTIES.search(line):
+            properties = match.group(1)
+        elif (match := _STACK.search(line)) and properties:
+            stacks[properties] = tuple(int(v) for v in match.groups())  # type: ignore[assignment]
+        elif "Used" in line and current:
+            for key, pattern in _USED.items():
+                if found := pattern.search(line):
+                    kernels[current][key] = int(found.group(1))
+    for name, numbers in kernels.items():
+        stack, stores, loads = stacks.get(name, (0, 0, 0))
+        numbers.update(stack_frame=stack, spill_stores=stores, spill_loads=loads)
+    return kernels
+
+
+def parse_resource_usage(text: str) -> dict[str, dict[str, int]]:
+    """``cuobjdump --dump-resource-usage``: per function ``{"REG": ..., "STACK": ..., "SHARED": ..., ...}``."""
+    found: dict[str, dict[str, int]] = {}
+    current = None
+    for line in text.splitlines():
+        if match := _RESOURCE_FUNCTION.match(line):
+            current = match.group(1)
+        elif current and (values := _RESOURCE_VALUE.findall(line)):
+            found[current] = {key: int(value) for key, value in values}
+            current = None
+    return found
+
+
+def opcode_of(line: str) -> str | None:
+    """The opcode of a SASS instruction line (``HGMMA`` of ``/*0a80*/ HGMMA.64x128x16.F32 ...``), else None."""
+    match = _INSTRUCTION.match(line)
+    return match.group(1) if match else None
+
+
+def _location(group: list[str], source_path: str) -> int | None:
+    """The line of ``source_path`` in one ``//## File ...`` group: the outermost location in the compiled file."""
+    lines = [int(line) for text in group for file, line in _LOCATION.findall(text) if file == source_path]
+    return lines[-1] if lines else None
+
+
+def parse_sass(text: str, source_path: str) -> tuple[str, tuple[CodeLineLink, ...], dict[str, dict[str, int]]]:
+    """nvdisasm ``-c -gi`` output → (SASS without the ``//##`` line comments, SASS → CUDA line links, opcode counts per kernel).
+
+    ``source_path`` is the path of the compiled device source as nvdisasm prints it.
+    """
+    kept: list[str] = []
+    links: list[CodeLineLink] = []
+    counts: dict[str, dict[str, int]] = {}
+    kernel, group, cuda_line = "", [], None
+    for line in text.splitlines():
+        if line.lstrip().startswith("//##"):
+            group.append(line)
+            continue
+        if group:
+            cuda_line, group = _location(group, source_path), []
+        if match := _SECTION.match(line):
+            kernel = match.group(1) or match.group(2)
+        kept.append(line)
+        opcode = opcode_of(line)
+        if opcode is None:
+            continue
+        per_kernel = counts.setdefault(kernel, {})
+        per_kernel[opcode] = per_kernel.get(opcode, 0) + 1
+        if cuda_line is not None:
+            links.append(CodeLineLink(len(kept), cuda_line))
+    return "\n".join(kept) + "\n", tuple(links), counts
+
+
+def parse_ptx_links(ptx: str, source_name: str) -> tuple[CodeLineLink, ...]:
+    """PTX instruction line → CUDA line from ``.loc`` (through ``inlined_at`` into the compiled file)."""
+    lines = ptx.splitlines()
+    files = {m.group(1): m.group(2) for line in lines if (m := _PTX_FILE.match(line))}  # listed after the code
+    links: list[CodeLineLink] = []
+    cuda_line = None
+    for number, line in enumerate(lines, start=1):
+        if match := _PTX_LOC.match(line):
+            file, at_line, outer_file, outer_line = match.groups()
+            if PurePath(files.get(file, "")).name == source_name:
+                cuda_line = int(at_line)
+            elif outer_file and PurePath(files.get(outer_file, "")).name == source_name:
+                cuda_line = int(outer_line)
+            continue
+        stripped = line.strip()
+        if cuda_line is not None and stripped and not stripped.startswith(("//", ".", "{", "}", "$")):
+            links.append(CodeLineLink(number, cuda_line))
+    return tuple(links)
+
+
+def instruction_classes(counts: dict[str, int]) -> dict[str, int]:
+    """Opcode counts summed into :data:`INSTRUCTION_CLASSES` (classes with none left out), plus ``other``."""
+    grouped: dict[str, int] = {}
+    classified = 0
+    for name, opcodes in INSTRUCTION_CLASSES.items():
+        total = sum(counts.get(opcode, 0) for opcode in opcodes)
+        classified += total
+        if total:
+            grouped[name] = total
+    other = sum(counts.values()) - classified
+    if other:
+        grouped["other"] = other
+    return grouped

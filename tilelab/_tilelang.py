@@ -1,0 +1,326 @@
+"""The one door to TileLang's internals: what a kernel is, how it elaborates, lowers and compiles.
+
+Capture, tuning (parent and compile workers) and the magic all go through
+here, so each TileLang quirk is handled once:
+
+- ``@tilelang.autotune`` wraps a ``@tilelang.jit`` (an ``AutoTuneImpl`` holding
+  a ``JITImpl``); its ``configs`` are a list of dicts or a callable of the
+  kernel's arguments, and a config may carry ``pass_configs``.
+- TileLang normalises ``out_idx`` **in place** ([-1] -> [2]) when it loads a
+  kernel from its disk cache, which changes every later cache key in the
+  process: it is always handed a copy.
+- A kernel's own ``T.annotate_pass_configs`` (the ``tilelang_pass_configs``
+  attribute) is merged by ``tilelang.compile`` but not by ``tilelang.lower``.
+- An eager kernel declares its ``out_idx`` itself (``tilelang_out_idx``).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "CompileOptions",
+    "Lowered",
+    "autotune_configs",
+    "bound_parameters",
+    "compile_options",
+    "device_module",
+    "elaborate",
+    "is_autotuned",
+    "is_eager",
+    "is_kernel",
+    "jit_impl",
+    "jit_options",
+    "kernel_name",
+    "kernel_origin",
+    "kernel_span",
+    "launches",
+    "lower",
+    "python_function",
+]
+
+JIT_OPTION_NAMES = ("out_idx", "execution_backend", "target", "target_host", "verbose", "pass_configs", "compile_flags")
+_PASS_CONFIGS_KEY = "pass_configs"  # a config's own pass configs (tilelang's _RESERVED_CONFIG_KEYS)
+
+
+# -- what a kernel is -----------------------------------------------------------
+def is_kernel(value: Any) -> bool:
+    """A ``@tilelang.jit`` function, an ``@tilelang.autotune`` one, or a ``PrimFunc``."""
+    if not type(value).__module__.startswith(("tilelang", "tvm")):
+        return False
+    from tilelang.autotuner.tuner import AutoTuneImpl
+    from tilelang.jit import JITImpl
+    from tvm import tirx
+
+    return isinstance(value, (JITImpl, AutoTuneImpl, tirx.PrimFunc))
+
+
+def is_autotuned(kernel: Any) -> bool:
+    return type(kernel).__name__ == "AutoTuneImpl" and hasattr(kernel, "jit_impl")
+
+
+def jit_impl(kernel: Any) -> Any:
+    """The ``JITImpl`` behind ``kernel`` (itself, or what ``@autotune`` wraps); None for other kernels."""
+    if is_autotuned(kernel):
+        return kernel.jit_impl
+    return kernel if hasattr(kernel, "get_tir") and hasattr(kernel, "out_idx") else None
+
+
+def is_eager(kernel: Any) -> bool:
+    """An eager-style kernel (``T.Tensor`` annotations): it needs tensors to elaborate."""
+    func = getattr(jit_impl(kernel), "func", None)
+    return bool(getattr(func, "tensor_args", None))
+
+
+def python_function(kernel: Any) -> Any:
+    """The user's undecorated Python function (``kernel`` itself for a plain function or PrimFunc)."""
+    jit = jit_impl(kernel)
+    inner = getattr(jit, "func", None) if jit is not None else None
+    return getattr(inner, "orig_func", None) or inner or kernel
+
+
+def kernel_name(kernel: Any) -> str:
+    """The kernel's Python name (a PrimFunc's global symbol)."""
+    function = python_function(kernel)
+    name = getattr(function, "__name__", None)
+    if name:
+        return str(name)
+    attrs = getattr(kernel, "attrs", None)
+    if attrs is not None and "global_symbol" in attrs:
+        return str(attrs["global_symbol"])
+    return "kernel"
+
+
+def kernel_origin(kernel: Any) -> str | None:
+    """The file that defined the kernel's Python function (a cell's pseudo-file in notebooks)."""
+    code = getattr(python_function(kernel), "__code__", None)
+    return code.co_filename if code is not None else None
+
+
+def kernel_span(kernel: Any) -> tuple[int, int] | None:
+    """First and last line of the kernel's Python function in :func:`kernel_origin`."""
+    import inspect
+
+    try:
+        lines, first = inspect.getsourcelines(python_function(kernel))
+    except (OSError, TypeError):
+        return None
+    return first, first + len(lines) - 1
+
+
+def bound_parameters(kernel: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """The kernel's Python parameters as called, defaults included."""
+    signature = getattr(jit_impl(kernel), "signature", None)
+    if signature is None:
+        return {}
+    try:
+        bound = signature.bind_partial(*args, **kwargs)
+    except TypeError:
+        return dict(kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def jit_options(kernel: Any) -> dict[str, Any] | None:
+    """The ``@tilelang.jit(...)`` options to re-decorate the Python function with; None for a plain function."""
+    jit = jit_impl(kernel)
+    if jit is None:
+        return None
+    return {name: getattr(jit, name) for name in JIT_OPTION_NAMES}
+
+
+# -- @autotune ------------------------------------------------------------------
+def autotune_configs(kernel: Any, args: tuple = (), kwargs: dict | None = None) -> list[dict[str, Any]]:
+    """The configs an ``@tilelang.autotune`` kernel declares (a callable is called with the kernel's arguments)."""
+    configs = kernel.configs
+    if callable(configs):
+        configs = configs(*args, **(kwargs or {}))
+    return [dict(config) for config in configs or ()]
+
+
+# -- elaborate, lower, compile ----------------------------------------------------
+@dataclass
+class CompileOptions:
+    """What ``tilelang.compile`` / ``JITKernel`` take besides the PrimFunc, with TileLang's quirks applied."""
+
+    out_idx: Any = None
+    pass_configs: dict[Any, Any] = field(default_factory=dict)
+    execution_backend: Any = None
+    compile_flags: Any = None  # the @jit's own; the kernel's annotated flags stay in the PrimFunc
+
+
+def elaborate(kernel: Any, args: tuple, kwargs: dict, target: Any) -> tuple[Any, CompileOptions]:
+    """The PrimFunc of one call of ``kernel`` under ``target``, and how to compile it.
+
+    A config's ``pass_configs`` entry (``@autotune`` configs may carry one) is
+    merged into the pass configs rather than passed to the kernel.
+    """
+    from tvm import tirx
+
+    kwargs = dict(kwargs)
+    config_pass_configs = kwargs.pop(_PASS_CONFIGS_KEY, None) if _takes_config_pass_configs(kernel, kwargs) else None
+    if isinstance(kernel, tirx.PrimFunc):
+        if args or kwargs:
+            raise TypeError("a bare PrimFunc takes no arguments; pass the @tilelang.jit function instead")
+        return kernel, CompileOptions()
+    jit = jit_impl(kernel)
+    with target:
+        func = jit.get_tir(*args, **kwargs) if jit is not None else kernel(*args, **kwargs)
+    return func, compile_options(kernel, func, config_pass_configs)
+
+
+def _takes_config_pass_configs(kernel: Any, kwargs: dict) -> bool:
+    """A ``pass_configs`` keyword is a config's pass configs, unless the kernel has a parameter of that name."""
+    if _PASS_CONFIGS_KEY not in kwargs:
+        return False
+    signature = getattr(jit_impl(kernel), "signature", None)
+    return signature is None or _PASS_CONFIGS_KEY not in signature.parameters
+
+
+def compile_options(kernel: Any, func: Any, extra_pass_configs: dict | None = None) -> CompileOptions:
+    """The options TileLang itself would compile ``func`` (elaborated from ``kernel``) with."""
+    jit = jit_impl(kernel)
+    attrs = func.attrs
+    configs = dict(attrs["tilelang_pass_configs"]) if attrs and "tilelang_pass_configs" in attrs else {}
+    if jit is None:
+        return CompileOptions(pass_configs=configs)
+    configs.update(jit.pass_configs or {})
+    configs.update(extra_pass_configs or {})
+    out_idx = None if (attrs and "tilelang_out_idx" in attrs) else jit.out_idx
+    if isinstance(out_idx, (list, tuple)):
+        out_idx = list(out_idx)  # tilelang normalises it in place; the kernel's own list must not change
+    return CompileOptions(out_idx, configs, jit.execution_backend, jit.compile_flags)
+
+
+@dataclass
+class Lowered:
+    """One lowering (or compile): the device module and sources; ``kernel`` when runnable."""
+
+    device_mod: Any
+    device_source: str
+    host_source: str | None
+    kernel: Any = None
+
+
+def lower(func: Any, options: CompileOptions, choice: Any, line_directives: bool = False) -> Lowered:
+    """Lower ``func`` for ``choice`` (a :class:`tilelab.targets.TargetChoice`); compile it when it can run.
+
+    A compile builds a ``JITKernel`` directly, not ``tilelang.compile``: the
+    latter's kernel-cache hit would run no passes (the recorder would see none).
+    """
+    import tilelang
+
+    configs = dict(options.pass_configs)
+    if line_directives:
+        configs[tilelang.PassConfigKey.TL_EMIT_LINE_DIRECTIVES] = True
+    target = choice.tvm_target()
+    if choice.runnable:
+        from tilelang.jit.kernel import JITKernel
+
+        backend = options.execution_backend
+        if backend in (None, "auto"):
+            backend = "tvm_ffi" if choice.is_cuda else "cython"
+        compiled = JITKernel(
+            func,
+            out_idx=options.out_idx,
+            target=target,
+            pass_configs=configs,
+            execution_backend=backend,
+            compile_flags=_all_compile_flags(func, options.compile_flags),
+        )
+        return Lowered(compiled.artifact.device_mod, compiled.get_kernel_source(), _host_source(compiled), compiled)
+    with tilelang.transform.PassContext(opt_level=3, config=configs), target:
+        artifact = tilelang.lower(func, target=target, enable_device_compile=False, enable_host_codegen=True)
+    host = artifact.host_mod.inspect_source() if artifact.host_mod is not None else None
+    return Lowered(artifact.device_mod, str(artifact.kernel_source), host)
+
+
+def compile_cached(func: Any, options: CompileOptions, choice: Any) -> Any:
+    """``tilelang.compile`` (through TileLang's kernel cache): what a tuning sweep runs.
+
+    A hit in TileLang's in-memory cache is what TileLab wants here (a worker
+    compiled the config); TileLang warns about each one, so that warning alone
+    is dropped for this call.
+    """
+    import tilelang
+
+    _install_cache_hit_filter()
+    token = _quiet_cache_hits.set(True)
+    try:
+        return tilelang.compile(
+            func,
+            target=choice.tvm_target(),
+            out_idx=options.out_idx,
+            execution_backend=options.execution_backend,
+            pass_configs=options.pass_configs or None,
+            compile_flags=options.compile_flags,
+        )
+    finally:
+        _quiet_cache_hits.reset(token)
+
+
+_quiet_cache_hits: ContextVar[bool] = ContextVar("tilelab_quiet_cache_hits", default=False)
+
+
+class _CacheHitFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (_quiet_cache_hits.get() and "in memory cache" in record.getMessage())
+
+
+@functools.cache
+def _install_cache_hit_filter() -> None:
+    logging.getLogger("tilelang.cache.kernel_cache").addFilter(_CacheHitFilter())
+
+
+def _all_compile_flags(func: Any, own: Any) -> list[str] | None:
+    """The kernel's ``T.annotate_compile_flags`` and its ``@jit`` flags, merged as ``tilelang.compile`` does."""
+    attrs = func.attrs
+    flags = list(attrs["tilelang_compile_flags"]) if attrs and "tilelang_compile_flags" in attrs else []
+    flags += [own] if isinstance(own, str) else list(own or ())
+    return [str(flag) for flag in flags] or None
+
+
+def _host_source(compiled: Any) -> str | None:
+    # Some execution backends have no host source to show; that is not an error.
+    try:
+        return compiled.get_host_source()
+    except Exception:
+        return None
+
+
+# -- facts of a lowered module ------------------------------------------------------
+def device_module(built: Any) -> Any:
+    """The device IRModule of a :class:`Lowered` or a ``JITKernel`` (None when a cache load kept none)."""
+    if isinstance(built, Lowered):
+        return built.device_mod
+    artifact = getattr(built, "artifact", None)
+    return getattr(artifact, "device_mod", None)
+
+
+def _extent(value: Any) -> int | str:
+    """A launch extent: an int, or its expression when it depends on a dynamic shape."""
+    return int(value) if type(value).__name__ == "IntImm" else str(value)
+
+
+def launches(device_mod: Any) -> list[dict[str, Any]]:
+    """Every device function's launch: name, grid, block and dynamic shared bytes, in symbol order."""
+    found = []
+    for global_var, func in device_mod.functions.items():
+        attrs = func.attrs
+        if attrs is None or "thread_extent" not in attrs:
+            continue
+        extent = {str(k): _extent(v) for k, v in attrs["thread_extent"].items()}
+        name = str(attrs["global_symbol"]) if "global_symbol" in attrs else str(global_var.name_hint)
+        found.append(
+            {
+                "kernel": name,
+                "grid": tuple(extent.get(f"blockIdx.{axis}", 1) for axis in "xyz"),
+                "block": tuple(extent.get(f"threadIdx.{axis}", 1) for axis in "xyz"),
+                "dynamic_shared_bytes": int(attrs["dyn_shared_memory_buf"]) if "dyn_shared_memory_buf" in attrs else 0,
+            }
+        )
+    return sorted(found, key=lambda launch: launch["kernel"])

@@ -1,0 +1,205 @@
+"""``tilelab report | diff | tune``: reports, CI checks and sweeps from the command line.
+
+Exit codes: 0 done; 1 the kernel failed to compile (``report``) or a
+``--fail-on`` aspect changed (``diff``); 2 bad input (one line on stderr);
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from tilelab._cli_load import UsageError
+
+__all__ = ["main"]
+
+USAGE_ERROR, CHANGED, FAILED, INTERRUPTED = 2, 1, 1, 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors as one line (argparse prints the whole usage first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE_ERROR, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tilelab", description="TileLab: reports, comparisons and tuning sweeps of TileLang kernels.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+
+    report = commands.add_parser("report", help="one standalone HTML report (or the record as JSON) of a kernel")
+    report.add_argument("kernel", metavar="FILE.py::KERNEL")
+    _add_target(report, cpu=False)
+    report.add_argument("--args", metavar="EXPR", help="a tuple (positional) or dict (keywords), evaluated in FILE's namespace")
+    report.add_argument("-o", "--output", type=Path, help="the file to write (default KERNEL.html, or KERNEL.json)")
+    report.add_argument("--json", action="store_true", help="write the record as JSON (tilelab.load reads it)")
+
+    diff = commands.add_parser("diff", help="compare two saved records: HTML report, text summary, CI exit code")
+    diff.add_argument("before", metavar="A.json")
+    diff.add_argument("after", metavar="B.json")
+    diff.add_argument("-o", "--output", type=Path, default=Path("diff.html"), help="the HTML file (default diff.html)")
+    diff.add_argument("--fail-on", type=_aspects, default=(), metavar="ASPECTS",
+                      help="exit 1 when any of these changed: registers,spills,shared,passes,launch")
+
+    tune = commands.add_parser("tune", help="compile (and run, where possible) every config of a grid")
+    tune.add_argument("kernel", metavar="FILE.py::KERNEL")
+    tune.add_argument("params", nargs="*", metavar="PARAM=V1,V2", help="swept (several values) or fixed parameters")
+    _add_target(tune, cpu=True)
+    tune.add_argument("--args", metavar="EXPR", help="a tuple (positional) or dict (keywords), evaluated in FILE's namespace")
+    tune.add_argument("--out", type=Path, help="rows.csv or rows.parquet (default KERNEL.csv)")
+    tune.add_argument("--db", help="the tuning history (default $TILELAB_DB or ~/.tilelab/tilelab.db)")
+    tune.add_argument("--workers", type=_positive(int), help="compile processes (default one per CPU)")
+    tune.add_argument("--timeout", type=_positive(float), help="seconds one config may compile (default 120)")
+    tune.add_argument("--force", action="store_true", help="measure again configs already in the history")
+    tune.add_argument("--search", choices=("grid", "optuna", "auto"), help="grid (default), an Optuna search, or auto")
+    tune.add_argument("--budget", type=_budget, help="configs a search may measure: a number, or a fraction (0 < f <= 1)")
+    tune.add_argument("--seed", type=int, help="the search's seed")
+    tune.add_argument("--sampler", choices=("tpe", "gp", "random"), help="the search's sampler (default tpe)")
+    return parser
+
+
+def _budget(text: str) -> int | float:
+    """``40`` configs, or ``0.3`` of the space."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    raise argparse.ArgumentTypeError(f"{text!r}: expected a number of configs or a fraction, e.g. 40 or 0.3")
+
+
+def _add_target(parser: argparse.ArgumentParser, cpu: bool) -> None:
+    where = parser.add_mutually_exclusive_group() if cpu else parser
+    where.add_argument("--arch", help="the CUDA arch to lower for without a GPU (sm_80, sm_90, ...; default sm_90)")
+    if cpu:
+        where.add_argument("--target", help="'c' for CPU kernels")
+
+
+def _aspects(text: str) -> tuple[str, ...]:
+    from tilelab.changes import ASPECTS
+
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    unknown = [name for name in names if name not in ASPECTS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"{text!r}: choose among {','.join(ASPECTS)}")
+    return names
+
+
+def _positive(kind: type) -> Any:
+    def read(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected a positive number")
+        return value
+
+    read.__name__ = kind.__name__
+    return read
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns the exit code."""
+    options = _parser().parse_args(argv)
+    command = {"report": _report, "diff": _diff, "tune": _tune}[options.command]
+    try:
+        return command(options)
+    except UsageError as exc:
+        print(f"tilelab {options.command}: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        print(f"tilelab {options.command}: interrupted", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _report(options: argparse.Namespace) -> int:
+    from tilelab._cli_load import call_arguments, compiled_arguments, load_kernel
+    from tilelab.errors import KernelCompileError
+    from tilelab.targets import TargetError
+
+    compiled_arguments(options.args)  # a typo fails before the (slow) import of the kernel's file
+    name, kernel, namespace = load_kernel(options.kernel)
+    args, kwargs = call_arguments(options.args, namespace)
+    output = options.output or Path(f"{name}.{'json' if options.json else 'html'}")
+    import tilelab
+
+    error = None
+    try:
+        record = tilelab.explore(kernel, *args, arch=options.arch, **kwargs)
+    except TargetError as exc:
+        raise UsageError(f"--arch {options.arch}: {exc}") from None
+    except KernelCompileError as exc:
+        record, error = exc.record, exc
+    _write(output, record.to_json() if options.json else _standalone(record))
+    print(f"wrote {output}")
+    if error is not None:
+        print(f"tilelab report: {_located(record, error)}", file=sys.stderr)
+        return FAILED
+    return 0
+
+
+def _standalone(record: Any) -> str:
+    from tilelab.sharing import html_document, to_html
+
+    return html_document(to_html(record), f"TileLab — {record.name} ({record.arch})")
+
+
+def _located(record: Any, error: Exception) -> str:
+    """The compile error as one line, after the kernel file and line it names."""
+    text = record.error.message if record.error else str(error)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "failed to compile")
+    where = record.error.file if record.error else None
+    if where and record.error.line:
+        where = f"{where}:{record.error.line}"
+    return f"{where}: {first}" if where else first
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _diff(options: argparse.Namespace) -> int:
+    from tilelab._cli_load import read_record
+    from tilelab.changes import record_changes
+    from tilelab.sharing import html_document
+    from tilelab.views.compare import CompareView
+
+    before, after = read_record(options.before), read_record(options.after)
+    changes = record_changes(before, after)
+    _write(options.output, html_document(CompareView(before, after).to_html(), f"TileLab — {changes.label}"))
+    print("\n".join(changes.lines()))
+    print(f"wrote {options.output}")
+    failing = [aspect for aspect in options.fail_on if changes.changed(aspect)]
+    if failing:
+        print(f"changed: {', '.join(failing)}")
+        return CHANGED
+    return 0
+
+
+def _tune(options: argparse.Namespace) -> int:
+    from tilelab._cli_load import call_arguments, compiled_arguments, load_kernel
+    from tilelab._cli_tune import check_output, run_tune, write_rows
+
+    _file, _, name = options.kernel.rpartition("::")
+    output = options.out or Path(f"{name}.csv")
+    check_output(output)  # before the (slow) import of the kernel's file, as the --args check
+    compiled_arguments(options.args)
+    name, _kernel, namespace = load_kernel(options.kernel, plain_functions=True)
+    call = call_arguments(options.args, namespace)
+    chosen = {"arch": options.arch, "target": options.target, "db": options.db, "workers": options.workers,
+              "timeout": options.timeout, "force": options.force or None, "search": options.search,
+              "budget": options.budget, "seed": options.seed, "sampler": options.sampler}
+    result = run_tune(name, namespace, call, options.params, {k: v for k, v in chosen.items() if v is not None})
+    write_rows(result, output)
+    best = result.best
+    found = f"; best {best.latency_ms:.4g} ms at {best.label()}" if best else ""
+    print(f"{result.kernel_name}: {result.done}/{result.total} configs, {result.num_errors} failed{found}")
+    print(f"wrote {output}")
+    return INTERRUPTED if result.partial else 0

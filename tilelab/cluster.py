@@ -1,0 +1,81 @@
+"""A Dask cluster on one multi-GPU machine, ready for ``tilelab.tune(..., cluster=...)``.
+
+>>> client = tilelab.cluster.local(gpus=2)          # doctest: +SKIP
+>>> result = tilelab.tune(kernel, ..., cluster=client)  # doctest: +SKIP
+>>> client.shutdown()                                # doctest: +SKIP
+
+For several machines, start Dask's own scheduler and workers instead (by
+hand, ``dask-jobqueue`` on Slurm, the Dask Helm chart on Kubernetes, or
+``dask ssh``): one worker per GPU with ``--nthreads 1 --resources GPU=1`` and
+``CUDA_VISIBLE_DEVICES`` naming that GPU, plus CPU workers for compiles, and
+pass the scheduler's address as ``cluster="tcp://host:8786"``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from tilelab._extras import require
+
+__all__ = ["local"]
+
+_START_S = 120.0
+
+
+def _visible_gpus() -> list[str]:
+    """The GPUs this process may use, as ``CUDA_VISIBLE_DEVICES`` entries."""
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is not None:
+        return [entry.strip() for entry in listed.split(",") if entry.strip() and not entry.strip().startswith("-")]
+    import torch
+
+    return [str(i) for i in range(torch.cuda.device_count())]
+
+
+def local(gpus: int | None = None, compile_threads: int | None = None) -> Any:
+    """Start a local Dask cluster for tuning and return a ``distributed.Client`` connected to it.
+
+    It has one benchmark worker per GPU (one thread, ``resources={"GPU": 1}``,
+    ``CUDA_VISIBLE_DEVICES`` set to that GPU alone), one worker for benchmarks of
+    CPU-target kernels (``CPU_BENCH``), and one compile worker whose threads each
+    drive a compile process. ``client.shutdown()`` stops it all.
+
+    Parameters
+    ----------
+    gpus
+        How many of the visible GPUs get a benchmark worker (default: all).
+    compile_threads
+        Compiles at once (default: one per available CPU).
+
+    Raises
+    ------
+    ValueError
+        When ``gpus`` is more than the GPUs this process can see.
+    tilelab._extras.MissingExtraError
+        When ``dask``/``distributed`` are not installed (``pip install 'tilelab[cluster]'``).
+    """
+    distributed = require("distributed", "tilelab.cluster.local()")
+    visible = _visible_gpus() if gpus != 0 else []
+    gpus = len(visible) if gpus is None else gpus
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or not 0 <= gpus <= len(visible):
+        raise ValueError(f"gpus={gpus!r}: this machine shows {len(visible)} GPU(s) to this process")
+    threads = compile_threads or len(os.sched_getaffinity(0))
+    cluster = distributed.LocalCluster(
+        n_workers=0, host="127.0.0.1", dashboard_address=None, processes=True, name="tilelab", silence_logs=40
+    )
+    common = {"host": "127.0.0.1", "dashboard": False, "memory_limit": 0, "silence_logs": 40}
+    specs = {
+        f"gpu-{device}": {
+            "cls": distributed.Nanny,
+            "options": {**common, "nthreads": 1, "resources": {"GPU": 1}, "env": {"CUDA_VISIBLE_DEVICES": device}},
+        }
+        for device in visible[:gpus]
+    }
+    specs["cpu-bench"] = {"cls": distributed.Nanny, "options": {**common, "nthreads": 1, "resources": {"CPU_BENCH": 1}}}
+    specs["compile"] = {"cls": distributed.Nanny, "options": {**common, "nthreads": threads}}
+    cluster.worker_spec.update(specs)
+    cluster.scale(len(cluster.worker_spec))
+    client = distributed.Client(cluster, set_as_default=False)
+    client.wait_for_workers(len(specs), timeout=_START_S)
+    return client

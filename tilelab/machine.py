@@ -1,0 +1,365 @@
+"""Machine code without a GPU: nvcc → PTX, ptxas → cubin and resources, nvdisasm → SASS with line links.
+
+One unit because the steps share one build directory and one file name (the
+line links match the compiled file's path). The device source is compiled as
+TileLang compiles it (``-std=c++20``, its ``tl_templates`` and CUTLASS
+includes, ``-lineinfo``), but in two steps — ``nvcc --ptx`` then ``ptxas -v``
+— so the front end runs once for both PTX and cubin. Text parsing lives in
+:mod:`tilelab._machine_text`.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tilelab._machine_text import (
+    INSTRUCTION_CLASSES,
+    instruction_classes,
+    parse_ptx_links,
+    parse_ptxas,
+    parse_resource_usage,
+    parse_sass,
+)
+from tilelab.records import KernelResources, MachineCodeRecord, OccupancyRecord
+
+__all__ = [
+    "INSTRUCTION_CLASSES",
+    "Build",
+    "build",
+    "compile_arch",
+    "cubin_resource_usage",
+    "find_tool",
+    "instruction_classes",
+    "machine_code",
+    "machine_code_for",
+    "start_machine_code",
+    "tool_version",
+]
+
+SOURCE_NAME = "kernel.cu"
+NVCC_MISSING = (
+    "nvcc not found (looked in PATH, $CUDA_HOME/bin, /usr/local/cuda/bin and the nvidia-cuda-nvcc wheel): "
+    "install the CUDA toolkit or `pip install nvidia-cuda-nvcc` to see PTX, SASS, registers and occupancy."
+)
+NVDISASM_MISSING = "nvdisasm and cuobjdump not found: `pip install nvidia-cuda-nvdisasm` to see SASS."
+_LAUNCH_BOUNDS = re.compile(r"__global__\s+void\s+__launch_bounds__\((\d+)[^)]*\)\s+(\w+)\s*\(")
+_ERROR_LINE = re.compile(r"error|fatal", re.IGNORECASE)
+
+
+# -- tools -----------------------------------------------------------------------
+def _wheel_bin_dirs() -> list[Path]:
+    """``nvidia/cu*/bin`` of the installed NVIDIA wheels (nvidia-cuda-nvdisasm and friends)."""
+    spec = importlib.util.find_spec("nvidia")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return sorted(
+        (path for root in spec.submodule_search_locations for path in Path(root).glob("cu*/bin")), reverse=True
+    )
+
+
+@functools.cache
+def find_tool(name: str) -> str | None:
+    """The path of CUDA tool ``name`` (nvcc, ptxas, nvdisasm, cuobjdump, ncu), or None.
+
+    nvcc and ptxas come from PATH, ``$CUDA_HOME/bin`` or ``/usr/local/cuda/bin``
+    before the wheels (ptxas beside the nvcc found, so their versions agree);
+    the disassemblers from the NVIDIA wheels first.
+    """
+    if name == "ptxas" and (nvcc := find_tool("nvcc")):
+        sibling = Path(nvcc).resolve().parent / "ptxas"
+        if sibling.exists():
+            return str(sibling)
+    homes = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    system = [shutil.which(name)] + [str(Path(home) / "bin" / name) for home in homes if home]
+    wheels = [str(directory / name) for directory in _wheel_bin_dirs()]
+    ordered = system + wheels if name in ("nvcc", "ptxas", "ncu") else wheels + system
+    return next((path for path in ordered if path and os.access(path, os.X_OK)), None)
+
+
+@functools.cache
+def tool_version(path: str) -> str:
+    """The version line a CUDA tool prints for ``--version`` (e.g. ``V13.0.88``)."""
+    try:
+        output = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    found = re.findall(r"(?:release \S+ )?V\d[\d.]*|Version \S+", output)
+    return found[-1] if found else (output.strip().splitlines() or ["unknown"])[-1]
+
+
+def compile_arch(arch: str) -> str:
+    """The arch to build for: ``sm_90`` → ``sm_90a`` and ``sm_100`` → ``sm_100a`` (wgmma, TMA, tcgen05 need them)."""
+    arch = arch.strip().lower()
+    return f"{arch}a" if arch in ("sm_90", "sm_100") else arch
+
+
+@functools.cache
+def _include_dirs() -> tuple[str, ...]:
+    from tilelang.env import CUTLASS_INCLUDE_DIR, TILELANG_TEMPLATE_PATH
+
+    return tuple(path for path in (TILELANG_TEMPLATE_PATH, CUTLASS_INCLUDE_DIR) if path)
+
+
+# -- building --------------------------------------------------------------------
+@dataclass(frozen=True)
+class Build:
+    """The files of one build and ptxas's report."""
+
+    source: Path
+    ptx: Path
+    cubin: Path
+    ptxas_log: str
+
+
+class BuildError(RuntimeError):
+    """nvcc or ptxas rejected the device source; the message holds its error lines."""
+
+
+def _run(command: list[str], timeout: float) -> subprocess.CompletedProcess:
+    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    if result.returncode != 0:
+        output = (result.stderr + result.stdout).splitlines()
+        errors = [line for line in output if _ERROR_LINE.search(line)] or output[-20:]
+        raise BuildError(f"{Path(command[0]).name} failed: " + "\n".join(errors[:20]))
+    return result
+
+
+def build(
+    device_source: str,
+    arch: str,
+    directory: str | Path,
+    *,
+    fast_math: bool = False,
+    nvcc_options: Sequence[str] = (),
+    ptxas_options: Sequence[str] = (),
+    timeout: float = 300.0,
+    line_info: bool = True,
+) -> Build:
+    """Compile ``device_source`` for ``arch`` (already the compile arch) into ``directory``: PTX, cubin, ptxas log.
+
+    ``line_info=False`` leaves out ``-lineinfo`` (nothing to link SASS lines to: resources only).
+    Raises :class:`BuildError` when nvcc or ptxas fails, ``FileNotFoundError`` without nvcc.
+    """
+    nvcc, ptxas = find_tool("nvcc"), find_tool("ptxas")
+    if nvcc is None or ptxas is None:
+        raise FileNotFoundError(NVCC_MISSING)
+    directory = Path(directory)
+    source, ptx, cubin = directory / SOURCE_NAME, directory / "kernel.ptx", directory / "kernel.cubin"
+    source.write_text(device_source)
+    includes = [f"-I{path}" for path in _include_dirs()]
+    flags = [f"-arch={arch}", "-std=c++20", *includes, *(["--use_fast_math"] if fast_math else []), *nvcc_options]
+    lineinfo = ["-lineinfo"] if line_info else []
+    _run([nvcc, "--ptx", "-O3", *lineinfo, "-w", *flags, "-o", str(ptx), str(source)], timeout)
+    log = _run([ptxas, "-v", *lineinfo, "-O3", f"-arch={arch}", *ptxas_options, "-o", str(cubin), str(ptx)], timeout)
+    return Build(source, ptx, cubin, log.stdout + log.stderr)
+
+
+def _disassemble(cubin: Path, timeout: float) -> tuple[str, str | None]:
+    """(SASS text, the tool used); nvdisasm gives line info, cuobjdump does not."""
+    if nvdisasm := find_tool("nvdisasm"):
+        return _run([nvdisasm, "-c", "-gi", str(cubin)], timeout).stdout, nvdisasm
+    if cuobjdump := find_tool("cuobjdump"):
+        return _run([cuobjdump, "-sass", str(cubin)], timeout).stdout, cuobjdump
+    return "", None
+
+
+def cubin_resource_usage(cubin: str | Path) -> dict[str, dict[str, int]]:
+    """``cuobjdump --dump-resource-usage`` of ``cubin``: per kernel REG, STACK, SHARED, LOCAL, ..."""
+    cuobjdump = find_tool("cuobjdump")
+    if cuobjdump is None:
+        raise FileNotFoundError("cuobjdump not found: `pip install nvidia-cuda-cuobjdump`")
+    return parse_resource_usage(_run([cuobjdump, "--dump-resource-usage", str(cubin)], 60).stdout)
+
+
+# -- the record ------------------------------------------------------------------
+def _per_kernel(value: int | Mapping[str, int] | None, kernel: str) -> int | None:
+    return value.get(kernel) if isinstance(value, Mapping) else value
+
+
+def _launch_bounds(device_source: str) -> dict[str, int]:
+    return {name: int(threads) for threads, name in _LAUNCH_BOUNDS.findall(device_source)}
+
+
+def _occupancies(resources: dict[str, KernelResources], arch: str, notes: list[str]) -> dict[str, OccupancyRecord]:
+    from tilelab.occupancy import occupancy
+
+    found = {}
+    for name, kernel in resources.items():
+        try:
+            found[name] = occupancy(kernel, arch)
+        except (KeyError, ValueError) as exc:  # an arch without limits, or no block size: no occupancy, a note
+            notes.append(f"occupancy of {name}: {exc.args[0]}")
+    return found
+
+
+def machine_code(
+    device_source: str,
+    arch: str,
+    *,
+    dynamic_shared_bytes: int | Mapping[str, int] = 0,
+    threads_per_block: int | Mapping[str, int] | None = None,
+    fast_math: bool = False,
+    nvcc_options: Sequence[str] = (),
+    ptxas_options: Sequence[str] = (),
+    timeout: float = 300.0,
+    resources_only: bool = False,
+) -> MachineCodeRecord:
+    """PTX, SASS, per-kernel resources and occupancy of TileLang's CUDA ``device_source`` for ``arch``.
+
+    Parameters
+    ----------
+    device_source
+        The generated CUDA (``record.source.device``); SASS and PTX lines link to its lines.
+    arch
+        The record's arch (``sm_80`` … ``sm_120``); ``sm_90`` is built as ``sm_90a``.
+    dynamic_shared_bytes, threads_per_block
+        The launch's values, one for all kernels or by kernel name. Threads
+        default to each kernel's ``__launch_bounds__``.
+    fast_math, nvcc_options, ptxas_options
+        What TileLang would pass (``TL_ENABLE_FAST_MATH``, ``TL_DEVICE_COMPILE_FLAGS``).
+    resources_only
+        Only ptxas's resources and the occupancy (what tuning rows need): no
+        ``-lineinfo``, no disassembly, no PTX or SASS text kept.
+
+    Never raises for a missing tool or a failed compile: the record's
+    ``notes`` and ``error`` say what happened.
+    """
+    started = time.perf_counter()
+    target = compile_arch(arch)
+    tools = {name: f"{path} ({tool_version(path)})" for name in ("nvcc", "ptxas") if (path := find_tool(name))}
+    if "nvcc" not in tools or "ptxas" not in tools:
+        return MachineCodeRecord(arch=arch, compile_arch=target, notes=(NVCC_MISSING,), tools=tools)
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="tilelab-machine-") as directory:
+        try:
+            built = build(
+                device_source,
+                target,
+                directory,
+                fast_math=fast_math,
+                nvcc_options=nvcc_options,
+                ptxas_options=ptxas_options,
+                timeout=timeout,
+                line_info=not resources_only,
+            )
+            if resources_only:
+                return _resources_record(built, device_source, arch, target, tools, started, dynamic_shared_bytes, threads_per_block)
+            ptx = built.ptx.read_text()
+            sass_text, disassembler = _disassemble(built.cubin, timeout)
+        except (BuildError, subprocess.TimeoutExpired) as exc:
+            error = str(exc) if isinstance(exc, BuildError) else f"timed out after {timeout:g} s: {exc.cmd[0]}"
+            return MachineCodeRecord(
+                arch=arch, compile_arch=target, tools=tools, error=error, seconds=time.perf_counter() - started
+            )
+        source_path = str(built.source)
+        ptx = ptx.replace(directory + os.sep, "")
+    if disassembler is None:
+        notes.append(NVDISASM_MISSING)
+    else:
+        tools[Path(disassembler).name] = f"{disassembler} ({tool_version(disassembler)})"
+        if Path(disassembler).name == "cuobjdump":
+            notes.append(
+                "SASS from cuobjdump has no line info: `pip install nvidia-cuda-nvdisasm` to link it to CUDA lines."
+            )
+    sass, sass_links, counts = parse_sass(sass_text, source_path)
+    resources = _resources(built.ptxas_log, device_source, dynamic_shared_bytes, threads_per_block)
+    return MachineCodeRecord(
+        arch=arch,
+        compile_arch=target,
+        ptx=ptx,
+        sass=sass,
+        resources=resources,
+        occupancy=_occupancies(resources, arch, notes),
+        instruction_counts=counts,
+        sass_links=sass_links,
+        ptx_links=parse_ptx_links(ptx, SOURCE_NAME),
+        tools=tools,
+        notes=tuple(notes),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _resources(
+    ptxas_log: str,
+    device_source: str,
+    dynamic_shared_bytes: int | Mapping[str, int],
+    threads_per_block: int | Mapping[str, int] | None,
+) -> dict[str, KernelResources]:
+    bounds = _launch_bounds(device_source)
+    return {
+        name: KernelResources(
+            **numbers,
+            dynamic_shared_bytes=_per_kernel(dynamic_shared_bytes, name) or 0,
+            threads_per_block=_per_kernel(threads_per_block, name) or bounds.get(name),
+        )
+        for name, numbers in parse_ptxas(ptxas_log).items()
+    }
+
+
+def _resources_record(
+    built: Build,
+    device_source: str,
+    arch: str,
+    target: str,
+    tools: dict[str, str],
+    started: float,
+    dynamic_shared_bytes: int | Mapping[str, int],
+    threads_per_block: int | Mapping[str, int] | None,
+) -> MachineCodeRecord:
+    """``machine_code(..., resources_only=True)``: ptxas's numbers and the occupancy, no code text."""
+    notes = ["resources only: no PTX or SASS kept."]
+    resources = _resources(built.ptxas_log, device_source, dynamic_shared_bytes, threads_per_block)
+    return MachineCodeRecord(
+        arch=arch,
+        compile_arch=target,
+        resources=resources,
+        occupancy=_occupancies(resources, arch, notes),
+        tools=tools,
+        notes=tuple(notes),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def machine_code_for(record: Any, **options: Any) -> MachineCodeRecord:
+    """:func:`machine_code` of a :class:`~tilelab.records.KernelRecord`: its device source, arch and launches."""
+    if record.source is None or record.source.language != "cuda":
+        return MachineCodeRecord(arch=record.arch, notes=("no CUDA source in this record: nothing to compile.",))
+    launches: list[Any] = list(getattr(record, "launches", ()) or ([record.launch] if record.launch else []))
+    if len(launches) == 1:  # one kernel: its launch whatever its name
+        shared, threads = launches[0].dynamic_shared_bytes, launches[0].threads
+    else:
+        shared = {launch.kernel: launch.dynamic_shared_bytes for launch in launches}
+        threads = {launch.kernel: launch.threads for launch in launches}
+    return machine_code(
+        record.source.device, record.arch, dynamic_shared_bytes=shared, threads_per_block=threads, **options
+    )
+
+
+@functools.cache
+def _executor() -> ThreadPoolExecutor:
+    # Threads suffice: the work is in nvcc/ptxas/nvdisasm subprocesses, outside the GIL.
+    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="tilelab-machine")
+
+
+def start_machine_code(*args: Any, **options: Any) -> Future:
+    """:func:`machine_code` (or, given a record, :func:`machine_code_for`) in a background thread.
+
+    Returns a ``Future`` of the :class:`~tilelab.records.MachineCodeRecord`:
+    ``start_machine_code(source, arch, ...)`` or ``start_machine_code(record)``.
+    """
+    if find_tool("nvcc"):
+        _include_dirs()  # import tilelang here, not inside the worker thread
+    function = machine_code_for if args and hasattr(args[0], "source") else machine_code
+    return _executor().submit(function, *args, **options)

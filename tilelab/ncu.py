@@ -1,0 +1,189 @@
+"""Nsight Compute counters for one compiled kernel: run it once under ``ncu`` and read the report as a DataFrame.
+
+ncu must start the process it profiles, so the kernel runs in a child Python
+(:mod:`tilelab._profile_run`): the JITKernel's ``PrimFunc`` (TVM JSON), its
+compile options and the inputs go to a temporary folder; the child compiles
+the same function (TileLang's kernel cache usually has it), runs it once and
+exits. Only the kernel's own launches are profiled (``--kernel-name``), the
+report is exported and read back with ``ncu --import --csv --page details``,
+so the child's output never mixes with the CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tilelab.errors import TileLabError
+from tilelab.machine import find_tool
+
+__all__ = ["DEFAULT_SECTIONS", "ProfilerUnavailableError", "ncu_command", "ncu_refusal", "parse_ncu_csv", "profile"]
+
+DEFAULT_SECTIONS = ("SpeedOfLight", "MemoryWorkloadAnalysis", "Occupancy", "LaunchStats")
+COLUMNS = ["id", "kernel", "section", "metric", "value", "unit", "text"]
+NCU_MISSING = "ncu (Nsight Compute) not found on PATH or in $CUDA_HOME/bin: install Nsight Compute to profile kernels."
+_GLOBAL = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(")
+_NUMBER = re.compile(r"^-?[\d,]*\.?\d+(?:[eE][-+]?\d+)?$")
+
+
+class ProfilerUnavailableError(TileLabError):
+    """ncu is missing, refused to read the counters, or the kernel did not run under it."""
+
+
+def _value(text: str) -> float:
+    """``"32,315"`` → 32315.0; ``"no data"``, ``"PolicySpread"`` → NaN."""
+    text = (text or "").strip()
+    return float(text.replace(",", "")) if _NUMBER.match(text) else math.nan
+
+
+def parse_ncu_csv(text: str):
+    """``ncu --csv`` (``--page details``) text → a DataFrame of ``id, kernel, section, metric, value, unit, text``.
+
+    Lines before the CSV header (``==PROF==`` lines, the program's own output)
+    are skipped. ``value`` is the number (thousands separators removed; NaN
+    for text such as ``no data``); ``text`` keeps what ncu printed. The rules'
+    advice rows go to ``frame.attrs["rules"]`` (kernel, section, rule, type,
+    description, estimated speedup).
+    """
+    import pandas as pd
+
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"ID",')), None)
+    if start is None:
+        raise ValueError('no ncu CSV header (a line starting with "ID") in the text')
+    rows, rules = [], []
+    for row in csv.DictReader(lines[start:]):
+        if not row.get("ID", "").isdigit():
+            continue  # a stray line after the table
+        kernel, section = row.get("Kernel Name", ""), row.get("Section Name", "")
+        if row.get("Metric Name"):
+            value = row.get("Metric Value", "")
+            rows.append(
+                [int(row["ID"]), kernel, section, row["Metric Name"], _value(value), row.get("Metric Unit", ""), value]
+            )
+        elif row.get("Rule Name"):
+            speedup = row.get("Estimated Speedup") or ""
+            rules.append(
+                {
+                    "kernel": kernel,
+                    "section": section,
+                    "rule": row["Rule Name"],
+                    "type": row.get("Rule Type", ""),
+                    "description": row.get("Rule Description", ""),
+                    "estimated_speedup": _value(speedup),
+                }
+            )
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame.attrs["rules"] = rules
+    return frame
+
+
+def ncu_command(ncu: str, kernels: list[str], report: Path, program: list[str], sections=DEFAULT_SECTIONS) -> list[str]:
+    """The ``ncu`` command that profiles the first launch of each of ``kernels`` made by ``program``."""
+    names = "|".join(re.escape(name) for name in kernels)
+    command = [ncu, "--export", str(report), "--force-overwrite", "--clock-control", "none"]  # the card's clocks stay as found
+    for section in sections:
+        command += ["--section", section]
+    return [*command, "--kernel-name", f"regex:^({names})$", "--launch-count", str(len(kernels)), *program]
+
+
+def _jit_kernel(kernel: Any) -> Any:
+    if hasattr(kernel, "prim_func") and hasattr(kernel, "get_kernel_source"):
+        return kernel
+    compiled = getattr(kernel, "kernel", None)  # tilelab.capture.CompiledKernel
+    if compiled is not None and hasattr(compiled, "prim_func"):
+        return compiled
+    raise TypeError(
+        f"profile() needs a compiled TileLang kernel (a JITKernel, e.g. kernel = matmul(1024, 1024, 1024)), "
+        f"got {type(kernel).__name__}"
+    )
+
+
+def _write_job(jit: Any, inputs: tuple, directory: Path) -> None:
+    import torch
+    import tvm
+
+    export = getattr(jit.target, "export", None)
+    target = {k: str(v) for k, v in dict(export()).items() if k in ("kind", "arch")} if export else str(jit.target)
+    spec = {
+        "func": tvm.ir.save_json(jit.prim_func),
+        "out_idx": list(jit.out_idx) if jit.out_idx is not None else None,
+        "target": target,
+        "execution_backend": jit.execution_backend,
+        "pass_configs": {str(k): v for k, v in (jit.pass_configs or {}).items()},
+        "compile_flags": jit.compile_flags,
+    }
+    (directory / "kernel.json").write_text(json.dumps(spec, default=str))
+    if inputs:
+        torch.save([x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in inputs], directory / "inputs.pt")
+
+
+def ncu_refusal(output: str) -> str | None:
+    """One line saying why ncu refused (counters not permitted, profiler not loaded), or None."""
+    if "ERR_NVGPUCTRPERM" in output:
+        return (
+            "ncu may not read the GPU's performance counters here (ERR_NVGPUCTRPERM): ask the admin to allow "
+            "profiling (NVreg_RestrictProfilingToAdminUsers=0) or run as root."
+        )
+    errors = [line.strip() for line in output.splitlines() if line.startswith("==ERROR==")]
+    return f"ncu failed: {errors[0].removeprefix('==ERROR==').strip()}" if errors else None
+
+
+def profile(kernel: Any, *inputs: Any, sections=DEFAULT_SECTIONS, timeout: float = 600.0):
+    """Run a compiled kernel once under Nsight Compute; its metrics as a pandas DataFrame.
+
+    Parameters
+    ----------
+    kernel
+        A compiled TileLang ``JITKernel`` (what ``@tilelang.jit`` returns on a GPU).
+    *inputs
+        The kernel's inputs (torch tensors; copied to the child process). With
+        none, random inputs of the kernel's parameter shapes are made there.
+    sections
+        ncu sections (default: Speed of Light, memory workload, occupancy, launch statistics).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``id, kernel, section, metric, value, unit, text``; ``attrs["rules"]`` holds ncu's advice.
+
+    Raises
+    ------
+    ProfilerUnavailableError
+        ncu is missing or refused (one line saying why).
+    """
+    jit = _jit_kernel(kernel)
+    ncu = find_tool("ncu")
+    if ncu is None:
+        raise ProfilerUnavailableError(NCU_MISSING)
+    kernels = list(dict.fromkeys(_GLOBAL.findall(jit.get_kernel_source())))
+    if not kernels:
+        raise ProfilerUnavailableError("profile(): no __global__ kernel found in the kernel's CUDA source")
+    with tempfile.TemporaryDirectory(prefix="tilelab-ncu-") as folder:
+        directory = Path(folder)
+        _write_job(jit, inputs, directory)
+        report = directory / "report"
+        program = [sys.executable, "-m", "tilelab._profile_run", str(directory)]
+        ran = subprocess.run(
+            ncu_command(ncu, kernels, report, program, sections), capture_output=True, text=True, timeout=timeout
+        )
+        output = ran.stdout + ran.stderr
+        if (problem := ncu_refusal(output)) or ran.returncode != 0 or not report.with_suffix(".ncu-rep").exists():
+            last = (output.strip().splitlines() or ["no output"])[-1]
+            raise ProfilerUnavailableError(problem or f"the kernel did not run under ncu: {last}")
+        imported = subprocess.run(
+            [ncu, "--import", str(report.with_suffix(".ncu-rep")), "--csv", "--page", "details"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    if imported.returncode != 0:
+        raise ProfilerUnavailableError(ncu_refusal(imported.stderr) or "ncu could not read back its report")
+    return parse_ncu_csv(imported.stdout)

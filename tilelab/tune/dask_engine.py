@@ -1,0 +1,262 @@
+"""Run a sweep on a Dask cluster: compiles on CPU workers, benchmarks on workers that declare a GPU.
+
+``tilelab.tune(..., cluster=...)`` takes a ``distributed.Client``, a scheduler
+address (``"tcp://host:8786"``) or a Dask cluster object. Workers need
+TileLab installed (and the kernel's imports); the kernel itself travels as it
+does to local compile workers (cloudpickle plus its cell's source).
+
+Which worker does what follows Dask's resources. Benchmarks ask for one unit
+of ``GPU`` (``CPU_BENCH`` for CPU-target kernels), so a worker started with
+``--resources GPU=1`` (and ``CUDA_VISIBLE_DEVICES`` naming its GPU) runs one
+benchmark at a time. Compiles go to the workers without that resource when
+there are any (loosely: when none is left, any worker compiles). Before
+anything compiles every benchmark worker is asked for its target and device:
+workers with two different GPU models are refused, because one sweep never
+compares rows measured on different devices.
+
+A worker that disappears while it holds a task is noticed by polling the
+scheduler (``Client.processing``) and reported as :class:`~tilelab.tune.engine.Lost`;
+the driver in :mod:`tilelab.tune.engine` decides what happens next.
+"""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+import queue
+import sys
+import time
+import uuid
+from typing import Any
+
+from tilelab._extras import require
+from tilelab.tune.bench import BenchOutcome
+from tilelab.tune.dask_tasks import BenchReply, SweepJob, bench_task, compile_task, probe_task, release
+from tilelab.tune.engine import Benched, Compiled, Event, Lost, drain
+
+__all__ = ["BENCH_RESOURCES", "ClusterError", "DaskEngine", "connect"]
+
+BENCH_RESOURCES = {"cuda": "GPU", "cpu": "CPU_BENCH"}
+_CONNECT_S = 10.0
+_PROBE_S = 300.0  # a first probe imports torch and TileLang on the worker
+_POLL_S = 0.5
+_INFO_S = 1.0
+
+
+class ClusterError(ValueError):
+    """The cluster cannot run this sweep (unreachable, no suitable worker, mixed devices); one line says why."""
+
+
+def connect(cluster: Any) -> tuple[Any, bool]:
+    """A ``distributed.Client`` for ``cluster`` and whether this call created it (and must close it)."""
+    distributed = require("distributed", "tune(cluster=...)")
+    if isinstance(cluster, distributed.Client):
+        return cluster, False
+    if not isinstance(cluster, str) and not hasattr(cluster, "scheduler_address"):
+        raise ClusterError(f"cluster={cluster!r}: expected a distributed.Client, a scheduler address or a Dask cluster")
+    try:
+        return distributed.Client(cluster, timeout=_CONNECT_S, set_as_default=False), True
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(f"cannot reach the Dask scheduler at {cluster} ({exc})") from None
+
+
+def _cpu_target(target: Any) -> bool:
+    if isinstance(target, str):
+        return target.strip().lower() in ("c", "llvm")
+    return isinstance(target, dict) and target.get("kind") in ("c", "llvm")
+
+
+class DaskEngine:
+    """The :class:`~tilelab.tune.engine.Engine` of one sweep on a Dask cluster."""
+
+    name = "dask"
+
+    def __init__(self, cluster: Any) -> None:
+        self.client, self._owned = connect(cluster)
+        self.resource = BENCH_RESOURCES["cuda"]
+        self.device = ""
+        self.job: SweepJob | None = None
+        self._events: queue.SimpleQueue = queue.SimpleQueue()
+        self._current: dict[tuple[str, int], Any] = {}  # the live future of each (stage, index)
+        self._tasks: dict[str, tuple[str, int, dict]] = {}  # key -> stage, index, config
+        self._where: dict[str, str] = {}  # key -> the worker last seen holding it
+        self._attempts = itertools.count()
+        self._polled = 0.0
+        self._info: tuple[float, dict] = (0.0, {})
+
+    # -- before the sweep -----------------------------------------------------------------
+    def resolve(self, arch: str | None, target: Any) -> tuple[Any, str]:
+        """The target (a ``TargetChoice``) and device name of this cluster's benchmark workers.
+
+        Raises
+        ------
+        ClusterError
+            No worker at all, no benchmark worker for a CPU target, or benchmark workers
+            with different devices.
+        """
+        self.resource = BENCH_RESOURCES["cpu" if _cpu_target(target) else "cuda"]
+        workers = self._workers(fresh=True)
+        if not workers:
+            raise ClusterError(f"the Dask cluster at {self.client.scheduler.address} has no workers")
+        benchers = [a for a, w in workers.items() if w.get("resources", {}).get(self.resource, 0) >= 1]
+        if not benchers and self.resource == BENCH_RESOURCES["cpu"]:
+            raise ClusterError(
+                f"no worker of the Dask cluster declares the {self.resource} resource, so CPU kernels cannot be"
+                f" benchmarked: start one with `dask worker ... --resources {self.resource}=1`"
+            )
+        probed = benchers or [next(iter(workers))]  # no GPU worker: lower CUDA kernels only
+        answers = self._ask(probed, probe_task, arch, target, bool(benchers))
+        devices = {device: address for address, (_, device) in zip(probed, answers, strict=True)}
+        if len(devices) > 1:
+            found = ", ".join(f"{device} ({address})" for device, address in devices.items())
+            raise ClusterError(
+                f"the cluster's {self.resource} workers have different devices: {found}; one sweep compares one device"
+                " model only: give the others another scheduler or resource name"
+            )
+        choice, self.device = answers[0]
+        return choice, self.device
+
+    def _ask(self, addresses: list[str], function: Any, *args: Any) -> list[Any]:
+        """``function(*args)`` run as a task on each of ``addresses``; a failure or no answer is a ClusterError."""
+        futures = [self.client.submit(function, *args, workers=[a], pure=False, key=f"tilelab-probe-{uuid.uuid4().hex}") for a in addresses]
+        deadline = time.monotonic() + _PROBE_S
+        answers = []
+        try:
+            for future in futures:
+                answers.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
+        except TimeoutError:
+            raise ClusterError(f"a Dask worker did not answer within {_PROBE_S:g} s; are its threads busy?") from None
+        except Exception as exc:  # whatever the worker raised, as one line: TileLab or the kernel's imports missing there
+            raise ClusterError(f"a Dask worker could not prepare for tuning ({type(exc).__name__}: {exc})") from None
+        finally:
+            self.client.cancel(futures)
+        return answers
+
+    def start(self, sweep: Any) -> None:
+        """Pack what every task of ``sweep`` needs (once; tasks carry it by reference to this job)."""
+        import cloudpickle
+
+        from tilelab.tune.runner import _shipped
+
+        args = tuple(_shipped(a) for a in sweep.args)
+        fixed = {k: _shipped(v) for k, v in sweep.fixed.items()}
+        paths = tuple(p for p in sys.path if p)
+        compile_setup = {
+            "spec": sweep.spec, "args": args, "fixed": fixed, "choice": sweep.choice, "sys_path": list(paths),
+            "resources": sweep.resources,
+        }  # fmt: skip
+        payload = pickle.dumps(compile_setup, protocol=pickle.HIGHEST_PROTOCOL)
+        bench_setup = {**compile_setup, "reference": sweep.reference, "rtol": sweep.rtol, "atol": sweep.atol}
+        try:
+            bench = cloudpickle.dumps(bench_setup)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            raise ClusterError(f"the reference check cannot be sent to the Dask workers ({exc})") from None
+        setup = len(payload).to_bytes(4, "big") + payload
+        self.job = SweepJob(uuid.uuid4().hex[:16], setup, bench, paths, float(sweep.timeout))
+
+    # -- the Engine interface ----------------------------------------------------------------
+    def slots(self) -> int:
+        workers = self._workers()
+        compilers = self._compilers(workers) or list(workers)
+        return sum(workers[a].get("nthreads", 1) for a in compilers) or 1
+
+    def compile(self, index: int, config: dict) -> None:
+        compilers = self._compilers(self._workers())
+        where = {"workers": compilers, "allow_other_workers": True} if compilers else {}
+        self._submit("compile", index, config, compile_task, **where)
+
+    def bench(self, index: int, config: dict, best_so_far: float | None = None) -> None:
+        self._submit("bench", index, config, bench_task, best_so_far, resources={self.resource: 1}, priority=1)
+
+    def events(self, timeout: float) -> list[Event]:
+        found = [event for future in drain(self._events, timeout) for event in self._read(future)]
+        if time.monotonic() - self._polled >= _POLL_S:
+            found += self._poll_losses()
+        return found
+
+    def cancel(self) -> None:
+        futures = list(self._current.values())
+        self._current.clear()
+        self._tasks.clear()
+        if futures:
+            self.client.cancel(futures, force=True)
+        self._release()
+
+    def close(self) -> None:
+        self.cancel()
+        if self._owned:
+            self.client.close()
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _submit(self, stage: str, index: int, config: dict, task: Any, *more: Any, **where: Any) -> None:
+        earlier = self._current.pop((stage, index), None)
+        if earlier is not None:
+            self._tasks.pop(earlier.key, None)
+            earlier.cancel()
+        key = f"tilelab-{stage}-{self.job.digest}-{index}-{next(self._attempts)}"
+        future = self.client.submit(task, self.job, index, config, *more, key=key, pure=False, **where)
+        self._current[(stage, index)] = future
+        self._tasks[key] = (stage, index, config)
+        future.add_done_callback(self._events.put)
+
+    def _read(self, future: Any) -> list[Event]:
+        """The event of one finished future (none for a task that was replaced or cancelled by us)."""
+        from distributed.scheduler import KilledWorker
+
+        from tilelab.tune.runner import TuneSetupError
+
+        task = self._tasks.pop(future.key, None)
+        if task is None:
+            return []
+        stage, index, config = task
+        del self._current[(stage, index)]
+        self._where.pop(future.key, None)
+        if future.status == "finished":
+            reply = future.result()
+            if isinstance(reply, BenchReply):
+                return [Benched(index, config, reply.outcome, reply.device)]
+            return [Compiled(index, config, reply.status, reply.error, reply.seconds, reply.columns, reply.notes)]
+        exc = future.exception() if future.status == "error" else None
+        if exc is None or isinstance(exc, KilledWorker):
+            return [Lost(index, config, stage, str(getattr(getattr(exc, "last_worker", None), "address", "?")))]
+        if isinstance(exc, TuneSetupError):
+            self.cancel()
+            raise TuneSetupError(str(exc))
+        error = f"the Dask task failed: {type(exc).__name__}: {exc}"[:300]
+        if stage == "compile":
+            return [Compiled(index, config, "crashed", error, 0.0)]
+        return [Benched(index, config, BenchOutcome("run_error", None, error, 0.0), self.device)]
+
+    def _poll_losses(self) -> list[Event]:
+        """Tasks whose worker left the cluster since the last poll (Dask would rerun them silently)."""
+        self._polled = time.monotonic()
+        if not self._tasks:
+            return []
+        holding = self.client.processing()
+        now = {key: address for address, keys in holding.items() for key in keys if key in self._tasks}
+        lost = []
+        for key, address in self._where.items():
+            if address not in holding and key in self._tasks:  # gone, whether or not Dask has rescheduled it
+                stage, index, config = self._tasks.pop(key)
+                self._current.pop((stage, index)).cancel()
+                lost.append(Lost(index, config, stage, address))
+        self._where = now
+        return lost
+
+    def _workers(self, fresh: bool = False) -> dict[str, dict]:
+        taken, workers = self._info
+        if fresh or time.monotonic() - taken > _INFO_S:
+            workers = self.client.scheduler_info(n_workers=-1)["workers"]
+            self._info = (time.monotonic(), workers)
+        return workers
+
+    def _compilers(self, workers: dict[str, dict]) -> list[str]:
+        return [a for a, w in workers.items() if not w.get("resources", {}).get(self.resource)]
+
+    def _release(self) -> None:
+        if self.job is None:
+            return
+        try:
+            self.client.run(release, self.job.digest, wait=True)
+        except Exception:  # best effort: a worker that is gone has no compile processes left to stop
+            pass
