@@ -136,6 +136,7 @@ def test_corpus_finds_each_kernel_once_with_the_arguments_its_example_gave(corpu
     assert sorted(kernels) == ["elementwise/example_add.py::add_one", "elementwise/example_add.py::newer_api", "gemm/example_small_gemm.py::matmul"]
     assert kernels["gemm/example_small_gemm.py::matmul"]["arguments"] == "arg0=256, arg1=256, arg2=256"
     assert kernels["elementwise/example_add.py::add_one"]["arguments"] == "arg0=512"
+    assert kernels["gemm/example_small_gemm.py::matmul"]["device_kernels"] == 1
     assert [f["file"] for f in report["files"]] == ["elementwise/example_add.py", "elementwise/example_reuse.py", "gemm/example_small_gemm.py"]
     assert [f["kernels"] for f in report["files"]] == [2, 0, 1]
 

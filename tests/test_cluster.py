@@ -81,8 +81,10 @@ def _statuses(result) -> dict:
 
 
 def test_a_sweep_over_two_hosts_returns_every_row_and_stores_them_in_postgres(cluster, postgres):
+    from distributed import get_task_stream
+
     db = postgres.database()
-    with cluster.get_task_stream() as stream:
+    with get_task_stream(cluster) as stream:
         result = _sweep(cluster, db, [0, 16, 32, 64])
 
     history = tilelab.tuning_history("scale_add", db=db)
@@ -177,9 +179,12 @@ def test_a_cpu_kernel_on_a_cluster_without_a_cpu_benchmark_worker_is_one_line():
     import distributed
     from tune_kernels import scale_add
 
-    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as bare, distributed.Client(bare) as client:
-        with pytest.raises(ValueError, match="declares the CPU_BENCH resource") as error:
-            tilelab.tune(scale_add, block=tilelab.choices([32, 64]), cluster=client, db=":memory:")
+    with (
+        distributed.LocalCluster(n_workers=1, processes=False, dashboard_address="127.0.0.1:0") as bare,
+        distributed.Client(bare) as client,
+        pytest.raises(ValueError, match="declares the CPU_BENCH resource") as error,
+    ):
+        tilelab.tune(scale_add, block=tilelab.choices([32, 64]), cluster=client, db=":memory:")
 
     assert "\n" not in str(error.value) and "--resources CPU_BENCH=1" in str(error.value)
 

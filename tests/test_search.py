@@ -164,13 +164,13 @@ def test_a_search_needs_timings():
         resolve_search("optuna", None, 0, None, None, size=100, runnable=False)
 
 
-def test_auto_runs_the_grid_on_small_spaces_and_a_gp_search_on_large_ones():
+def test_auto_runs_the_grid_on_small_spaces_and_a_search_on_large_ones():
     small = resolve_search("auto", None, 0, None, None, size=AUTO_THRESHOLD, runnable=True)
     large = resolve_search("auto", None, 0, None, None, size=200, runnable=True)
     lowered = resolve_search("auto", None, 0, None, None, size=200, runnable=False)
 
     assert (small.kind, small.budget, small.prune) == ("grid", None, False)
-    assert (large.kind, large.sampler, large.budget, large.prune) == ("optuna", "gp", 60, True)
+    assert (large.kind, large.sampler, large.budget, large.prune) == ("optuna", "tpe", 60, True)
     assert lowered.kind == "grid"
 
 

@@ -226,3 +226,38 @@ def test_a_kernel_defined_in_a_notebook_cell_compiles_in_workers(tmp_path):
 
     assert not Path(result.kernel.func.orig_func.__code__.co_filename).is_file()  # only in linecache
     assert [row.status for row in result.ordered_rows()] == [TuneStatus.OK, TuneStatus.OK]
+
+
+SCRIPT_KERNEL = '''
+from __future__ import annotations  # annotations are strings: TileLang evaluates them in the module's globals
+
+import tilelang
+import tilelang.cpu.language as C
+import tilelab
+
+
+@tilelang.jit(target="c", out_idx=[-1])
+def doubled(N=1024, block=64):
+    @C.prim_func
+    def main(A: C.Tensor((N,), "float32"), Out: C.Tensor((N,), "float32")):
+        with C.Kernel(C.ceildiv(N, block)) as bx:
+            for i in C.serial(block):
+                Out[bx * block + i] = A[bx * block + i] * 2.0
+
+    return main
+
+
+if __name__ == "__main__":
+    result = tilelab.tune(doubled, block=tilelab.choices([32, 64]), db=":memory:")
+    print(sorted(row.status.value for row in result.rows.values()))
+'''
+
+
+def test_a_kernel_of_a_script_with_string_annotations_compiles_in_workers(tmp_path):
+    script = tmp_path / "script_kernel.py"
+    script.write_text(SCRIPT_KERNEL)
+
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "['ok', 'ok']"

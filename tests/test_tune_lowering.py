@@ -96,7 +96,7 @@ def test_a_lowering_only_sweep_has_registers_and_occupancy_per_config(resourced)
 
 
 def test_a_config_over_the_shared_memory_limit_cannot_launch_and_says_why(resourced):
-    arch, rows, result = resourced
+    arch, rows, _ = resourced
     big = rows[(256, 4)]
 
     assert big.status is TuneStatus.CANNOT_LAUNCH and big.launchable is False

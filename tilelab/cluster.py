@@ -62,7 +62,7 @@ def local(gpus: int | None = None, compile_threads: int | None = None) -> Any:
         raise ValueError(f"gpus={gpus!r}: this machine shows {len(visible)} GPU(s) to this process")
     threads = compile_threads or len(os.sched_getaffinity(0))
     cluster = distributed.LocalCluster(
-        n_workers=0, host="127.0.0.1", dashboard_address=None, processes=True, name="tilelab", silence_logs=40
+        n_workers=0, host="127.0.0.1", dashboard_address="127.0.0.1:0", processes=True, name="tilelab", silence_logs=40
     )
     common = {"host": "127.0.0.1", "dashboard": False, "memory_limit": 0, "silence_logs": 40}
     specs = {

@@ -15,6 +15,7 @@ import importlib.util
 import os
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 import time
@@ -40,6 +41,7 @@ __all__ = [
     "build",
     "compile_arch",
     "cubin_resource_usage",
+    "cubins_in_library",
     "find_tool",
     "instruction_classes",
     "machine_code",
@@ -181,6 +183,30 @@ def cubin_resource_usage(cubin: str | Path) -> dict[str, dict[str, int]]:
     if cuobjdump is None:
         raise FileNotFoundError("cuobjdump not found: `pip install nvidia-cuda-cuobjdump`")
     return parse_resource_usage(_run([cuobjdump, "--dump-resource-usage", str(cubin)], 60).stdout)
+
+
+def cubins_in_library(library: str | Path) -> list[bytes]:
+    """The CUDA ELF images (cubins) embedded in a compiled TileLang kernel's shared library.
+
+    TVM embeds the device code as a blob that ``cuobjdump`` does not look into;
+    each image is found by its ELF header (64-bit, machine ``EM_CUDA``) and cut
+    at the end of its section or program header table, whichever is last.
+    """
+    data = Path(library).read_bytes()
+    found, start = [], 1
+    while (at := data.find(b"\x7fELF", start)) != -1:
+        start = at + 4
+        header = data[at : at + 64]
+        if len(header) < 64 or header[4] != 2 or struct.unpack_from("<H", header, 18)[0] != _EM_CUDA:
+            continue
+        program_headers, section_headers = struct.unpack_from("<QQ", header, 32)
+        program_size, programs, section_size, sections = struct.unpack_from("<HHHH", header, 54)
+        end = max(section_headers + section_size * sections, program_headers + program_size * programs)
+        found.append(data[at : at + end])
+    return found
+
+
+_EM_CUDA = 190
 
 
 # -- the record ------------------------------------------------------------------

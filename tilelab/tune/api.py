@@ -108,8 +108,9 @@ def tune(
         Optuna study (TPE, seeded by ``seed``) pick ``budget`` configs, asking for
         batches as wide as the compile workers and learning from every row,
         failures included; ``"auto"`` searches spaces of more than
-        :data:`~tilelab.tune.search.AUTO_THRESHOLD` configs (with 30 % of the space
-        unless ``budget`` says otherwise) and runs the grid on smaller ones.
+        :data:`~tilelab.tune.search.AUTO_THRESHOLD` (40) configs (with 30 % of the
+        space unless ``budget`` says otherwise) and runs the grid on smaller ones,
+        where a search measured no better than the grid's own order.
         Every trial is a row, with its ``trial`` number and ``chosen_by``
         (``grid``, ``sampler``, ``warm start``: the best config of a nearby shape
         in the history, or ``random``: the sampler kept repeating itself).
@@ -119,7 +120,9 @@ def tune(
     seed
         The sampler's seed (searches are reproducible with it).
     sampler
-        ``"tpe"`` (default) or ``"random"``, or any Optuna sampler object.
+        ``"tpe"`` (default: Optuna's TPE scored over every untried config), ``"gp"``
+        (a Gaussian process with expected improvement) or ``"random"``
+        (:mod:`tilelab.tune.samplers`), or any Optuna sampler object.
     prune
         Stop a benchmark whose first calls are over twice the best so far (a
         ``pruned`` row saying why). Default: on for searches, off for the grid.
@@ -131,7 +134,8 @@ def tune(
     resources
         For CUDA targets, the ``registers``, ``spills``, ``shared_bytes``,
         ``occupancy`` and ``launchable`` columns (nvcc and ptxas, or the cubin
-        TileLang built: about 2 s per lowered config, nothing extra per compiled one).
+        TileLang built: 2-3 s more per lowered config, measured on 2 cores, mostly nvcc's
+        front end; a compiled config only runs cuobjdump). ``False`` turns them off.
         A config over the arch's limits (registers included) is ``cannot_launch``.
         Without nvcc the columns stay empty and ``result.notes`` says why.
     cluster

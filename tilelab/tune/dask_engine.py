@@ -9,7 +9,7 @@ Which worker does what follows Dask's resources. Benchmarks ask for one unit
 of ``GPU`` (``CPU_BENCH`` for CPU-target kernels), so a worker started with
 ``--resources GPU=1`` (and ``CUDA_VISIBLE_DEVICES`` naming its GPU) runs one
 benchmark at a time. Compiles go to the workers without that resource when
-there are any (loosely: when none is left, any worker compiles). Before
+there are any (when none is alive, any worker compiles). Before
 anything compiles every benchmark worker is asked for its target and device:
 workers with two different GPU models are refused, because one sweep never
 compares rows measured on different devices.
@@ -27,6 +27,7 @@ import queue
 import sys
 import time
 import uuid
+import weakref
 from typing import Any
 
 from tilelab._extras import require
@@ -72,7 +73,10 @@ class DaskEngine:
     name = "dask"
 
     def __init__(self, cluster: Any) -> None:
-        self.client, self._owned = connect(cluster)
+        self.client, owned = connect(cluster)
+        # A client this engine opened closes with it, even when tune() fails before close() is called.
+        self._closing = weakref.finalize(self, self.client.close) if owned else None
+        self._closed = False
         self.resource = BENCH_RESOURCES["cuda"]
         self.device = ""
         self.job: SweepJob | None = None
@@ -80,6 +84,7 @@ class DaskEngine:
         self._current: dict[tuple[str, int], Any] = {}  # the live future of each (stage, index)
         self._tasks: dict[str, tuple[str, int, dict]] = {}  # key -> stage, index, config
         self._where: dict[str, str] = {}  # key -> the worker last seen holding it
+        self._restricted: dict[str, list[str]] = {}  # compile key -> the workers it may run on
         self._attempts = itertools.count()
         self._polled = 0.0
         self._info: tuple[float, dict] = (0.0, {})
@@ -161,9 +166,12 @@ class DaskEngine:
         return sum(workers[a].get("nthreads", 1) for a in compilers) or 1
 
     def compile(self, index: int, config: dict) -> None:
+        # Strictly (loose restrictions let idle benchmark workers steal compiles); with no compile
+        # worker alive now, anywhere. A compile worker lost later loses its tasks, which are resubmitted.
         compilers = self._compilers(self._workers())
-        where = {"workers": compilers, "allow_other_workers": True} if compilers else {}
-        self._submit("compile", index, config, compile_task, **where)
+        key = self._submit("compile", index, config, compile_task, workers=compilers or None)
+        if compilers:
+            self._restricted[key] = compilers
 
     def bench(self, index: int, config: dict, best_so_far: float | None = None) -> None:
         self._submit("bench", index, config, bench_task, best_so_far, resources={self.resource: 1}, priority=1)
@@ -178,26 +186,32 @@ class DaskEngine:
         futures = list(self._current.values())
         self._current.clear()
         self._tasks.clear()
+        self._restricted.clear()
         if futures:
             self.client.cancel(futures, force=True)
         self._release()
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         self.cancel()
-        if self._owned:
-            self.client.close()
+        if self._closing is not None:
+            self._closing()
 
     # -- helpers ---------------------------------------------------------------------------
-    def _submit(self, stage: str, index: int, config: dict, task: Any, *more: Any, **where: Any) -> None:
+    def _submit(self, stage: str, index: int, config: dict, task: Any, *more: Any, **where: Any) -> str:
         earlier = self._current.pop((stage, index), None)
         if earlier is not None:
             self._tasks.pop(earlier.key, None)
+            self._restricted.pop(earlier.key, None)
             earlier.cancel()
         key = f"tilelab-{stage}-{self.job.digest}-{index}-{next(self._attempts)}"
         future = self.client.submit(task, self.job, index, config, *more, key=key, pure=False, **where)
         self._current[(stage, index)] = future
         self._tasks[key] = (stage, index, config)
         future.add_done_callback(self._events.put)
+        return key
 
     def _read(self, future: Any) -> list[Event]:
         """The event of one finished future (none for a task that was replaced or cancelled by us)."""
@@ -210,15 +224,16 @@ class DaskEngine:
             return []
         stage, index, config = task
         del self._current[(stage, index)]
-        self._where.pop(future.key, None)
+        self._restricted.pop(future.key, None)
+        worker = self._where.pop(future.key, "?")
         if future.status == "finished":
             reply = future.result()
             if isinstance(reply, BenchReply):
                 return [Benched(index, config, reply.outcome, reply.device)]
             return [Compiled(index, config, reply.status, reply.error, reply.seconds, reply.columns, reply.notes)]
         exc = future.exception() if future.status == "error" else None
-        if exc is None or isinstance(exc, KilledWorker):
-            return [Lost(index, config, stage, str(getattr(getattr(exc, "last_worker", None), "address", "?")))]
+        if exc is None or isinstance(exc, KilledWorker):  # exc None: its result was lost with its worker
+            return [Lost(index, config, stage, str(getattr(getattr(exc, "last_worker", None), "address", worker)))]
         if isinstance(exc, TuneSetupError):
             self.cancel()
             raise TuneSetupError(str(exc))
@@ -228,7 +243,11 @@ class DaskEngine:
         return [Benched(index, config, BenchOutcome("run_error", None, error, 0.0), self.device)]
 
     def _poll_losses(self) -> list[Event]:
-        """Tasks whose worker left the cluster since the last poll (Dask would rerun them silently)."""
+        """Tasks whose worker left the cluster since the last poll (Dask would rerun them silently).
+
+        Compiles waiting for workers that are all gone (restricted before a loss was
+        known) are submitted again, to the compile workers there are now.
+        """
         self._polled = time.monotonic()
         if not self._tasks:
             return []
@@ -239,7 +258,14 @@ class DaskEngine:
             if address not in holding and key in self._tasks:  # gone, whether or not Dask has rescheduled it
                 stage, index, config = self._tasks.pop(key)
                 self._current.pop((stage, index)).cancel()
+                self._restricted.pop(key, None)
                 lost.append(Lost(index, config, stage, address))
+        stranded = [key for key, allowed in self._restricted.items() if key not in now and not any(a in holding for a in allowed)]
+        if lost or stranded:
+            self._info = (0.0, {})  # the workers changed: ask the scheduler again
+        for key in stranded:
+            _, index, config = self._tasks[key]
+            self.compile(index, config)
         self._where = now
         return lost
 

@@ -225,7 +225,7 @@ def run_on_engine(engine: Engine, sweep: Sweep, result: TuneResult, feed: Any, w
     As :func:`tilelab.tune.runner.run_sweep`: the top ``sweep.rebench`` configs are
     benchmarked again at the end, and a ``KeyboardInterrupt`` cancels the engine's
     tasks and sets ``result.partial``; finished rows stay, and configs compiled but
-    not benchmarked are ``compiled`` rows. The engine is closed in the end.
+    not benchmarked are ``compiled`` rows. Closing the engine is its creator's business.
     """
     if isinstance(feed, list):
         feed = GridFeed(feed)
@@ -242,7 +242,6 @@ def run_on_engine(engine: Engine, sweep: Sweep, result: TuneResult, feed: Any, w
         run.keep_compiled()
     finally:
         run.close()
-        engine.close()
         result.running = False
     return result
 

@@ -58,13 +58,14 @@ __all__ = [
 
 SEARCHES = ("grid", "optuna", "auto")
 SAMPLERS = ("tpe", "gp", "random")
-# "auto" searches spaces of more than AUTO_THRESHOLD configs (with the GP sampler and 30 %
-# of the space) and runs the grid on the rest. Measured on tests/search_objectives.py's
-# GEMM-like spaces (20 seeds, 2 workers; median fraction of the grid's benchmarks needed to
-# come within 2 % of its best): 16 configs: random 0.44, TPE 0.53, GP 0.47; 36: 0.40, 0.52,
-# 0.60 — no better than the grid's own order; 48: 0.49, 0.31, 0.21; 64: 0.46, 0.35, 0.23;
-# 128: 0.24, 0.15, 0.14; 256: 0.13, 0.07, 0.04. The GP reached it within 30 % in 20 of 20
-# seeds from 48 configs on. bench/bench_search.py measures the same on a GPU.
+# "auto" searches spaces of more than AUTO_THRESHOLD configs (30 % of them) and runs the grid on
+# the rest. Measured on tests/search_objectives.py's GEMM-like spaces (20 seeds, 2 workers; median
+# share of the space tried before a config within 2 % of the grid's best, for random / TPE / GP):
+# 16 configs 0.44 / 0.53 / 0.31; 36: 0.35 / 0.47 / 0.64; 48: 0.49 / 0.30 / 0.27; 64: 0.47 / 0.39 /
+# 0.38; 128: 0.25 / 0.16 / 0.18; 256: 0.13 / 0.08 / 0.04. Up to 36 configs no sampler beats the
+# grid's own order; from 48 on both do. On an H200 (bench/results/search.json) the 36-config GEMM
+# and the 16-config FlashAttention spaces agreed (a 30 % search reached the grid's best ±2 % in 1 of
+# 5 seeds), while on a 216-config GEMM space it did in 5 of 5, after a median 7 % of the grid's benchmarks.
 AUTO_THRESHOLD = 40
 AUTO_FRACTION = 0.3
 _RETRIES = 24  # suggestions outside the space or already tried, before a random config is taken
@@ -143,7 +144,6 @@ def resolve_search(
         kind = "optuna" if runnable and size > AUTO_THRESHOLD and (count is None or count < size) else "grid"
         if kind == "optuna":
             count = count or max(1, math.ceil(AUTO_FRACTION * size))
-            sampler_name = sampler_name if sampler is not None else "gp"
     if kind == "optuna" and not runnable:
         raise ValueError("search='optuna' needs timings, but this target only lowers its configs: use search='grid'")
     if kind == "grid" and sampler is not None and search != "auto":

@@ -75,17 +75,18 @@ def best_so_far(result: Any):
 def parameter_importance(result: Any) -> tuple[dict[str, float], str]:
     """Each swept parameter's share of the latency's variance, and the method that measured it.
 
-    Optuna's fANOVA (on the run's study, or one rebuilt from a grid's rows) when
-    scikit-learn is installed. Without it, the first-order terms of the same
-    functional ANOVA computed directly on the rows: the variance of log latency
-    between each parameter's values (exact for a full grid; an estimate for a
-    search's uneven sample). Shares add up to 1. ``({}, why)`` when there is too little to say.
+    ``"fANOVA"``: Optuna's fANOVA (on the run's study, or one rebuilt from a
+    grid's rows), when scikit-learn is installed. ``"main effects"`` without it:
+    the first-order terms of the same functional ANOVA computed directly on the
+    rows, i.e. the variance of log latency between each parameter's values (exact
+    for a full grid; an estimate for a search's uneven sample). Shares add up to
+    1. ``({}, why)`` when there is too little to say.
     """
     timed = [row for row in result.rows.values() if row.ok and row.latency_ms]
     if len(timed) < 3:
         return {}, "needs at least 3 timed configs"
     if importlib.util.find_spec("sklearn") is None:
-        return _main_effects(timed, result.swept), "main effects of log latency (scikit-learn gives Optuna's fANOVA)"
+        return _main_effects(timed, result.swept), "main effects"
     import optuna
 
     from tilelab.tune.search import study_of
@@ -202,8 +203,9 @@ def importance_svg(result: Any) -> str:
     """Parameter importance as horizontal bars, largest first."""
     found, method = parameter_importance(result)
     title = f"parameter importance ({method})" if found else "parameter importance"
+    axis = "share of variance" + (" (scikit-learn gives fANOVA)" if method == "main effects" else "")
     if not found:
-        return _frame(title, "share of variance", "", [f"<text x='{_PAD['left']}' y='60' style='fill:{_MUTED}'>{_esc(method)}</text>"])
+        return _frame(title, axis, "", [f"<text x='{_PAD['left']}' y='60' style='fill:{_MUTED}'>{_esc(method)}</text>"])
     names = sorted(found, key=found.get, reverse=True)
     label_width, bar_height = 110, 18
     width = _WIDTH - label_width - _PAD["right"] - 40
@@ -214,7 +216,7 @@ def importance_svg(result: Any) -> str:
         body.append(f"<text x='{label_width - 6}' y='{y + 13}' text-anchor='end' style='fill:{_TEXT}'>{_esc(name)}</text>")
         body.append(f"<rect x='{label_width}' y='{y}' width='{max(1.0, width * share):.1f}' height='{bar_height}' style='fill:{_BAR}'><title>{_esc(name)}: {share:.3f}</title></rect>")
         body.append(f"<text x='{label_width + width * share + 4:.1f}' y='{y + 13}' style='fill:{_MUTED}'>{share:.2f}</text>")
-    return _frame(title, "share of variance", "", body)
+    return _frame(title, axis, "", body)
 
 
 def search_html(result: Any, reference: float | None = None) -> str:

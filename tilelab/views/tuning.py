@@ -192,7 +192,19 @@ class TuningView(BundleView):
         return repr(self.result)
 
     def _build_html(self) -> str:
-        return f"<div class='tilelab-tuning'>{self.progress_html()}{self.pivot_html()}{self.rows_html()}</div>"
+        return (
+            f"<div class='tilelab-tuning'>{self.progress_html()}{self.pivot_html()}{self.search_html()}"
+            f"{self.rows_html()}</div>"
+        )
+
+    def search_html(self) -> str:
+        """Best-so-far and parameter importance of a search (nothing for a grid)."""
+        search = getattr(self.result, "search", None)
+        if search is None or getattr(search, "kind", "grid") == "grid" or not self.result.rows:
+            return ""
+        from tilelab.views.search import search_html
+
+        return search_html(self.result)
 
     def _build_widget(self):
         import ipywidgets as widgets
