@@ -119,3 +119,10 @@ def test_a_hopper_consumer_fragment_knows_its_first_thread_index():
 
     assert record.layouts["C_local"].thread_start == 128  # the producer warpgroup holds threadIdx.x 0..127
     assert tilelab.explore(matmul, arch="sm_80", machine_code=False).layouts["C_local"].thread_start == 0
+
+
+def test_an_autotuned_kernel_called_with_positional_config_values_keeps_them():
+    record = tilelab.explore(autotuned_matmul, 512, 512, 512, 128, 64, arch="sm_80", machine_code=False)
+
+    assert record.launch.grid == (8, 4, 1)  # block_M=128, block_N=64 as given, not the first config's 64×64
+    assert not any("@autotune" in warning for warning in record.warnings)

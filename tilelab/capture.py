@@ -118,6 +118,13 @@ def compile_kernel(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice,
     return CompiledKernel(facts.finished(recorder, compiled), compiled.kernel)
 
 
+def _defaulted(kernel: Any, args: tuple) -> set[str]:
+    """The parameters a call with ``args`` leaves to their defaults."""
+    signature = getattr(tl.jit_impl(kernel), "signature", None)
+    names = list(signature.parameters) if signature is not None else []
+    return set(names[len(args) :])
+
+
 def _with_autotune_config(kernel: Any, args: tuple, kwargs: dict) -> tuple[dict, list[str]]:
     """``kwargs`` completed from an ``@autotune`` kernel's first config, and a note saying so."""
     if not tl.is_autotuned(kernel):
@@ -126,7 +133,8 @@ def _with_autotune_config(kernel: Any, args: tuple, kwargs: dict) -> tuple[dict,
     if not configs:
         return kwargs, []
     first = configs[0]
-    taken = {key: value for key, value in first.items() if key not in kwargs}
+    given = set(kwargs) | set(tl.bound_parameters(kernel, args, {})) - _defaulted(kernel, args)
+    taken = {key: value for key, value in first.items() if key not in given}
     if not taken:
         return kwargs, []
     shown = ", ".join(f"{key}={value!r}" for key, value in taken.items())

@@ -214,7 +214,8 @@ def _hint(
         src, dst = operands.groups()
         words = re.compile(rf"T\.copy\((?=.*\b{src}\b)(?=.*\b{dst}\b)")
         line = _find_line(file, words.search, start=location[1] if location else 1)
-        return line, f"T.copy from {src} to {dst}: the source region is larger than the destination tile"
+        why = "" if "tma" in headline.lower() else ": the source region is larger than the destination tile"
+        return line, f"T.copy from {src} to {dst}{why}"
     if _MISMATCHED_TYPES.search(headline):
         floats = {k: v for k, v in parameters.items() if isinstance(v, float) and not float(v).is_integer()}
         for name, value in floats.items():
