@@ -24,7 +24,7 @@ __all__ = ["NotTunableError", "tune", "tune_from_line"]
 
 _OPTIONS = (
     "where", "reference", "flops", "bytes", "target", "arch", "timeout", "workers", "force", "db", "rtol", "atol",
-    "search", "budget", "seed", "sampler", "prune", "rebench", "resources",
+    "search", "budget", "seed", "sampler", "prune", "rebench", "resources", "cluster",
 )  # fmt: skip
 _FLAGS = ("force", "prune")  # options that may be written without a value
 _WORDS = ("target", "arch", "search", "sampler")  # options whose value may be a bare word

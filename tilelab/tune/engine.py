@@ -77,6 +77,9 @@ class Engine(Protocol):
 
     name: str
 
+    def resolve(self, arch: str | None, target: Any) -> tuple[Any, str]:
+        """The ``TargetChoice`` and the device name of the workers that benchmark (before the sweep)."""
+
     def start(self, sweep: Sweep) -> None:
         """Get ready to run ``sweep``'s tasks (before the first is submitted)."""
 
