@@ -53,10 +53,18 @@ def sweep(db):
 
 
 def _children() -> list[int]:
+    """This process's compile workers still alive (other children, e.g. a background nvcc, are not ours to count)."""
     pids = []
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
         pids += [int(p) for p in (task / "children").read_text().split()]
-    return pids
+    return [pid for pid in pids if b"tilelab.tune.worker" in _cmdline(pid)]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # gone since it was listed
+        return b""
 
 
 def test_every_config_becomes_a_row_with_its_status(sweep):
