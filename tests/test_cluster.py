@@ -202,3 +202,15 @@ def test_a_missing_optional_dependency_names_the_extra():
 
     with pytest.raises(MissingExtraError, match=r"pip install 'tilelab\[cluster\]'"):
         require("tilelab_no_such_module", "tune(cluster=...)")
+
+
+def test_benchmark_workers_of_two_device_models_are_refused_in_one_line():
+    from tilelab.tune.dask_engine import ClusterError, one_device
+
+    same = {"tcp://10.0.0.1:4001": "NVIDIA H200", "tcp://10.0.0.2:4001": "NVIDIA H200"}
+    mixed = {**same, "tcp://10.0.0.3:4001": "NVIDIA H100 80GB HBM3"}
+
+    assert one_device("GPU", same) == "NVIDIA H200"
+    with pytest.raises(ClusterError, match="different devices: NVIDIA H200 .*, NVIDIA H100 80GB HBM3 .*10.0.0.3") as error:
+        one_device("GPU", mixed)
+    assert "\n" not in str(error.value)

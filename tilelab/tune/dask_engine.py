@@ -61,6 +61,24 @@ def connect(cluster: Any) -> tuple[Any, bool]:
         raise ClusterError(f"cannot reach the Dask scheduler at {cluster} ({exc})") from None
 
 
+def one_device(resource: str, devices: dict[str, str]) -> str:
+    """The one device model that the benchmark workers (address → device name) share.
+
+    Raises
+    ------
+    ClusterError
+        When they name more than one: a sweep compares latencies of one device model only.
+    """
+    models = {device: address for address, device in devices.items()}
+    if len(models) > 1:
+        found = ", ".join(f"{device} ({address})" for device, address in models.items())
+        raise ClusterError(
+            f"the cluster's {resource} workers have different devices: {found}; one sweep compares one device"
+            " model only: give the others another scheduler or resource name"
+        )
+    return next(iter(models))
+
+
 def _cpu_target(target: Any) -> bool:
     if isinstance(target, str):
         return target.strip().lower() in ("c", "llvm")
@@ -111,19 +129,17 @@ class DaskEngine:
             )
         probed = benchers or [next(iter(workers))]  # no GPU worker: lower CUDA kernels only
         answers = self._ask(probed, probe_task, arch, target, bool(benchers))
-        devices = {device: address for address, (_, device) in zip(probed, answers, strict=True)}
-        if len(devices) > 1:
-            found = ", ".join(f"{device} ({address})" for device, address in devices.items())
-            raise ClusterError(
-                f"the cluster's {self.resource} workers have different devices: {found}; one sweep compares one device"
-                " model only: give the others another scheduler or resource name"
-            )
-        choice, self.device = answers[0]
-        return choice, self.device
+        self.device = one_device(
+            self.resource, {address: device for address, (_, device) in zip(probed, answers, strict=True)}
+        )
+        return answers[0][0], self.device
 
     def _ask(self, addresses: list[str], function: Any, *args: Any) -> list[Any]:
         """``function(*args)`` run as a task on each of ``addresses``; a failure or no answer is a ClusterError."""
-        futures = [self.client.submit(function, *args, workers=[a], pure=False, key=f"tilelab-probe-{uuid.uuid4().hex}") for a in addresses]
+        futures = [
+            self.client.submit(function, *args, workers=[a], pure=False, key=f"tilelab-probe-{uuid.uuid4().hex}")
+            for a in addresses
+        ]
         deadline = time.monotonic() + _PROBE_S
         answers = []
         try:
@@ -131,7 +147,9 @@ class DaskEngine:
                 answers.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
         except TimeoutError:
             raise ClusterError(f"a Dask worker did not answer within {_PROBE_S:g} s; are its threads busy?") from None
-        except Exception as exc:  # whatever the worker raised, as one line: TileLab or the kernel's imports missing there
+        except (
+            Exception
+        ) as exc:  # whatever the worker raised, as one line: TileLab or the kernel's imports missing there
             raise ClusterError(f"a Dask worker could not prepare for tuning ({type(exc).__name__}: {exc})") from None
         finally:
             self.client.cancel(futures)
@@ -260,7 +278,11 @@ class DaskEngine:
                 self._current.pop((stage, index)).cancel()
                 self._restricted.pop(key, None)
                 lost.append(Lost(index, config, stage, address))
-        stranded = [key for key, allowed in self._restricted.items() if key not in now and not any(a in holding for a in allowed)]
+        stranded = [
+            key
+            for key, allowed in self._restricted.items()
+            if key not in now and not any(a in holding for a in allowed)
+        ]
         if lost or stranded:
             self._info = (0.0, {})  # the workers changed: ask the scheduler again
         for key in stranded:
