@@ -21,7 +21,11 @@ For each space:
    benchmarks; a run that spent its budget first counts as above every run that got
    there (null when that is the median). ``best_ratio`` is the search's best (its own
    re-benchmark) over the grid's best (the grid's re-benchmark), median over seeds.
-3. **Replays**: the same seeds with no budget, replayed over the grid's table (no GPU
+3. **Warm start** (``gemm36``, ``attention16``): the grid of a nearby shape of the same
+   kernel (GEMM 8192×8192×4096; attention at twice the sequence length) goes into a
+   SQLite history, and the five searches run again with a copy of it each: the
+   situation of a new shape of a kernel tuned before (``fraction_of_grid_warm_start``).
+4. **Replays**: the same seeds with no budget, replayed over the grid's table (no GPU
    involved): the fraction of benchmarks each sampler (tpe, gp, random) needs. Cheap and
    free of timing noise, but a replay, and labelled as one.
 
@@ -29,7 +33,8 @@ For each space:
     python bench/bench_search.py --smoke --out /tmp/search.json   # CPU, small, a minute
 
 Top-level keys: ``device``, ``spaces`` (each: ``name``, ``configs``, ``fraction_of_grid``,
-``best_ratio``, ``grid``, ``search``, ``replay``), ``goal`` and ``goal_met``.
+``best_ratio``, ``fraction_of_grid_warm_start``, ``grid``, ``search``, ``warm_start``, ``replay``),
+``goal`` and ``goal_met`` (on the searches without history).
 """
 
 
@@ -40,8 +45,10 @@ import datetime
 import json
 import math
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -96,7 +103,7 @@ def axpy_repeat(N=1 << 14, block=64, chunk=1, repeat=1):
 
 def _spaces(smoke: bool) -> list[dict]:
     if smoke:
-        return [{"name": "cpu24", "kernel": axpy_repeat, "args": (), "fixed": {},
+        return [{"name": "cpu24", "kernel": axpy_repeat, "args": (1 << 14,), "fixed": {}, "nearby_args": (1 << 15,),
                  "space": {"block": [32, 64, 128, 256], "chunk": [1, 4], "repeat": [1, 2, 4]}}]  # fmt: skip
     from bench_tune_attention import SHAPE
     from bench_tune_attention import SPACE as ATTENTION
@@ -105,8 +112,9 @@ def _spaces(smoke: bool) -> list[dict]:
     tiles = {"block_M": [64, 128, 256], "block_N": [64, 128, 256], "block_K": [32, 64]}
     return [
         {"name": "gemm36", "kernel": gemm, "args": (4096, 4096, 4096), "fixed": {"num_stages": 3},
-         "space": {**tiles, "threads": [128, 256]}},
-        {"name": "attention16", "kernel": flash_attention, "args": SHAPE, "fixed": {}, "space": ATTENTION},
+         "space": {**tiles, "threads": [128, 256]}, "nearby_args": (8192, 8192, 4096)},
+        {"name": "attention16", "kernel": flash_attention, "args": SHAPE, "fixed": {}, "space": ATTENTION,
+         "nearby_args": (SHAPE[0], SHAPE[1], 2 * SHAPE[2], *SHAPE[3:])},
         {"name": "gemm216", "kernel": gemm, "args": (4096, 4096, 4096), "fixed": {},
          "space": {**tiles, "num_stages": [2, 3, 4], "threads": [128, 256], "swizzle": [False, True]}},
     ]  # fmt: skip
@@ -116,11 +124,11 @@ def _log(text: str, started: float) -> None:
     print(f"[{time.perf_counter() - started:6.1f}s] {text}", file=sys.stderr, flush=True)
 
 
-def _tune(entry: dict, **options):
+def _tune(entry: dict, db: str = ":memory:", **options):
     import tilelab
 
     space = {name: tilelab.choices(values) for name, values in entry["space"].items()}
-    return tilelab.tune(entry["kernel"], *entry["args"], **entry["fixed"], **space, db=":memory:", live=False, **options)
+    return tilelab.tune(entry["kernel"], *entry["args"], **entry["fixed"], **space, db=db, live=False, **options)
 
 
 def _best_ms(row) -> float:
@@ -174,6 +182,36 @@ def _replay(grid, good: set[str], grid_benchmarks: int, seeds: range, width: int
     return found
 
 
+def _warm_started(entry: dict, seeds: range, sampler: str, workers: int, good: set[str], grid, started: float) -> dict:
+    """The same searches with a history that holds the grid of a nearby shape (copied afresh for every seed)."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-search-warm-"))
+    history = folder / "nearby.sqlite"
+    _log(f"{entry['name']}: grid of the nearby shape {entry['nearby_args']}", started)
+    nearby = _tune({**entry, "args": entry["nearby_args"]}, db=str(history), workers=workers)
+    grid_benchmarks = sum(1 for row in grid.rows.values() if row.bench_s is not None)
+    runs = []
+    for seed in seeds:
+        _log(f"{entry['name']}: warm-started search seed {seed}", started)
+        db = folder / f"seed{seed}.sqlite"
+        shutil.copyfile(history, db)
+        result = _tune(entry, db=str(db), workers=workers, search="optuna", budget=FRACTION, seed=seed, sampler=sampler)
+        order = _benchmarks(result)
+        runs.append({
+            "seed": seed, "benchmarks": len(order), "fraction_of_grid": _reached(order, good, grid_benchmarks),
+            "best_ratio": _best_ms(result.best) / _best_ms(grid.best) if result.best else None,
+            "warm_start_configs": [r.config for r in result.rows.values() if r.chosen_by == "warm start"],
+            "chosen_by": {name: sum(1 for r in result.rows.values() if r.chosen_by == name) for name in ("sampler", "warm start", "random")},
+        })  # fmt: skip
+    shutil.rmtree(folder, ignore_errors=True)
+    ratios = [run["best_ratio"] for run in runs if run["best_ratio"] is not None]
+    return {
+        "note": "a search of this shape whose history holds the grid of a nearby shape of the same kernel (tried first: its best)",
+        "nearby_args": list(entry["nearby_args"]), "nearby_best_config": nearby.best_config,
+        "fraction_of_grid": _median([run["fraction_of_grid"] for run in runs]),
+        "best_ratio": statistics.median(ratios) if ratios else None, "runs": runs,
+    }  # fmt: skip
+
+
 def measure(entry: dict, seeds: range, sampler: str, workers: int, started: float) -> dict:
     from tilelab.tune.space import config_key
 
@@ -211,12 +249,14 @@ def measure(entry: dict, seeds: range, sampler: str, workers: int, started: floa
             "pruned": sum(1 for r in result.rows.values() if r.status.value == "pruned"),
         })  # fmt: skip
     ratios = [run["best_ratio"] for run in runs if run["best_ratio"] is not None]
+    warm = _warm_started(entry, seeds, sampler, workers, good, grid, started) if "nearby_args" in entry else None
     _log(f"{entry['name']}: replays", started)
     return {
         "name": entry["name"],
         "configs": len(grid.configs),
         "fraction_of_grid": _median([run["fraction_of_grid"] for run in runs]),
         "best_ratio": statistics.median(ratios) if ratios else None,
+        "fraction_of_grid_warm_start": warm["fraction_of_grid"] if warm else None,
         "grid": {
             "wall_s": grid_wall, "benchmarks": grid_benchmarks, "best_ms": _best_ms(grid.best), "best_config": grid.best_config,
             "within_2_percent": len(good), "statuses": {str(k): int(v) for k, v in statuses.items() if v},
@@ -227,6 +267,7 @@ def measure(entry: dict, seeds: range, sampler: str, workers: int, started: floa
             "wall_s_median": statistics.median(run["wall_s"] for run in runs),
             "wall_s_note": "search compiles hit TileLang's kernel cache filled by the grid run: wall time is benchmarks and cache loads",
         },
+        "warm_start": warm,
         "replay": {
             "note": "searches replayed over the grid's measured rows with no budget (no GPU involved); fraction of the grid's benchmarks",
             **_replay(grid, good, grid_benchmarks, seeds, width=max(2, min(workers, math.ceil(FRACTION * len(grid.configs) / 4)))),

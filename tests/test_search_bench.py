@@ -48,3 +48,15 @@ def test_smoke_search_runs_stay_within_their_budget_and_say_how_they_compare(rep
     for sampler in ("tpe", "gp", "random"):
         fractions = space["replay"][sampler]["fractions"]
         assert len(fractions) == 2 and all(f is None or 0 < f <= 1 for f in fractions)
+
+
+@pytest.mark.slow
+def test_smoke_warm_started_searches_try_the_nearby_shapes_best_first(report):
+    data, _ = report
+    (space,) = data["spaces"]
+    warm = space["warm_start"]
+
+    assert warm["nearby_args"] == [1 << 15] and warm["nearby_best_config"]
+    assert [run["seed"] for run in warm["runs"]] == [0, 1]
+    assert all(warm["nearby_best_config"] in run["warm_start_configs"] for run in warm["runs"])
+    assert space["fraction_of_grid_warm_start"] == warm["fraction_of_grid"]
