@@ -65,7 +65,8 @@ SAMPLERS = ("tpe", "gp", "random")
 # 0.38; 128: 0.25 / 0.16 / 0.18; 256: 0.13 / 0.08 / 0.04. Up to 36 configs no sampler beats the
 # grid's own order; from 48 on both do. On an H200 (bench/results/search.json) the 36-config GEMM
 # and the 16-config FlashAttention spaces agreed (a 30 % search reached the grid's best ±2 % in 1 of
-# 5 seeds), while on a 216-config GEMM space it did in 5 of 5, after a median 7 % of the grid's benchmarks.
+# 5 seeds), while on a 216-config GEMM space it did in 5 of 5, after a median 11 % of the grid's benchmarks.
+# With the history of a nearby shape (warm start) the small spaces need 3 % and 8 % of the grid.
 AUTO_THRESHOLD = 40
 AUTO_FRACTION = 0.3
 _RETRIES = 24  # suggestions outside the space or already tried, before a random config is taken
