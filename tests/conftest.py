@@ -38,3 +38,11 @@ def ip():
     shell.history_manager.enabled = False
     shell.run_line_magic("load_ext", "tilelab")
     return shell
+
+
+@pytest.fixture(scope="session", autouse=True)
+def machine_code_cache(tmp_path_factory):
+    """Tests build their machine code afresh: TileLab's machine-code cache lives in a temporary directory."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TILELAB_CACHE_DIR", str(tmp_path_factory.mktemp("tilelab-cache")))
+        yield

@@ -211,6 +211,6 @@ def test_benchmark_workers_of_two_device_models_are_refused_in_one_line():
     mixed = {**same, "tcp://10.0.0.3:4001": "NVIDIA H100 80GB HBM3"}
 
     assert one_device("GPU", same) == "NVIDIA H200"
-    with pytest.raises(ClusterError, match="different devices: NVIDIA H200 .*, NVIDIA H100 80GB HBM3 .*10.0.0.3") as error:
+    with pytest.raises(ClusterError, match=r"different devices: NVIDIA H200 .*, NVIDIA H100 80GB HBM3 .*10\.0\.0\.3") as error:
         one_device("GPU", mixed)
     assert "\n" not in str(error.value)

@@ -7,12 +7,16 @@ same CUDA source. Registers and stack must agree.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from kernels import matmul
 
 import tilelab
 from tilelab import _tilelang as tl
-from tilelab.machine import cubin_resource_usage, cubins_in_library
+from tilelab._machine_text import presumed_lines
+from tilelab.capture import compile_kernel, with_machine_code
+from tilelab.machine import cubin_resource_usage, cubins_in_library, find_tool, machine_code_for
 from tilelab.targets import resolve_target
 
 
@@ -46,3 +50,42 @@ def test_on_a_gpu_a_compiled_records_registers_are_those_tilelang_loaded(tmp_pat
     assert record.mode.value == "compiled"
 
     _assert_same(_registers_tilelang_built(resolve_target(), tmp_path), record)
+
+
+@pytest.mark.skipif(find_tool("nvcc") is None, reason="needs nvcc")
+def test_a_compiled_kernels_sass_is_that_of_the_cubin_tilelang_built():
+    # No GPU needed to build: TileLang compiles (nvcc) and loads its library; only launching needs one.
+    compiled = compile_kernel(matmul, (), {}, replace(resolve_target("sm_90a"), runnable=True))
+    assert compiled.kernel is not None
+
+    theirs = with_machine_code(compiled.record, compiled.kernel).machine_code
+    ours = machine_code_for(compiled.record)
+
+    assert theirs.tools["cubin"].startswith("TileLang's own") and "cubin" not in ours.tools
+    assert theirs.sass == ours.sass and theirs.resources == ours.resources and theirs.ptx_links == ours.ptx_links
+    # TileLang compiled its CUDA with #line directives: SASS links go back through them, where unambiguous.
+    our_links = {link.line: link.cuda_line for link in ours.sass_links}
+    agreeing = [link for link in theirs.sass_links if our_links.get(link.line) == link.cuda_line]
+    assert len(theirs.sass_links) > 0.7 * len(ours.sass_links)
+    assert len(agreeing) > 0.99 * len(theirs.sass_links)
+
+
+def test_sass_locations_map_back_through_line_directives_unless_ambiguous():
+    compiled = (
+        "#include <x.h>\n"  # 1
+        '#line 16 "/home/me/kernel.py"\n'
+        "float a = 0;\n"  # kept 2: kernel.py 16
+        "float b = 0;\n"  # kept 3: kernel.py 17
+        '#line 16 "/home/me/kernel.py"\n'
+        "float c = 0;\n"  # kept 4: kernel.py 16 again (ambiguous)
+        '#line 40 "/home/me/kernel.py"\n'
+        "c += a;\n"  # kept 5: kernel.py 40
+    )
+
+    stripped, line_of = presumed_lines(compiled)
+
+    assert stripped == "#include <x.h>\nfloat a = 0;\nfloat b = 0;\nfloat c = 0;\nc += a;\n"
+    assert line_of("/tmp/tvm_kernels.cu", 1) == 1
+    assert line_of("/home/me/kernel.py", 17) == 3 and line_of("/home/me/kernel.py", 40) == 5
+    assert line_of("/home/me/kernel.py", 16) is None  # two lines presume it: no link rather than a wrong one
+    assert line_of("/usr/include/cuda_fp16.hpp", 3) is None

@@ -96,7 +96,7 @@ def test_the_best_is_chosen_on_a_serial_rebenchmark_of_the_top_three(sweep):
 def test_to_pandas_has_one_typed_row_per_config(sweep):
     frame = sweep.to_pandas()
 
-    assert frame.shape == (8, 25)
+    assert frame.shape == (8, 27)
     assert list(frame.columns[:3]) == ["block", "chunk", "status"]
     assert str(frame["block"].dtype) == "int64" and str(frame["status"].dtype) == "category"
     assert all(str(frame[c].dtype) == "float64" for c in ("latency_ms", "tflops", "gbps", "compile_s", "bench_s"))

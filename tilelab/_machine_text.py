@@ -6,6 +6,7 @@ Formats as printed by CUDA 13 (ptxas 13.0, nvdisasm/cuobjdump 13.5).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import PurePath
 
 from tilelab.records import CodeLineLink
@@ -18,6 +19,7 @@ __all__ = [
     "parse_ptxas",
     "parse_resource_usage",
     "parse_sass",
+    "presumed_lines",
 ]
 
 # SASS opcodes (the mnemonic before the first '.') grouped by what they do.
@@ -47,6 +49,7 @@ _LOCATION = re.compile(r'File "([^"]+)", line (\d+)')
 _INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T\d]+\s+)?([A-Z][A-Z0-9_]*)")
 _SECTION = re.compile(r"^(?:\.text\.(\S+):|\s*Function : (\S+))\s*$")
 _PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"')
+_LINE_DIRECTIVE = re.compile(r'^\s*#line\s+(\d+)\s+"([^"]*)"\s*$')
 _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+(?:.*inlined_at\s+(\d+)\s+(\d+)\s+\d+)?")
 
 
@@ -92,17 +95,24 @@ def opcode_of(line: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _location(group: list[str], source_path: str) -> int | None:
-    """The line of ``source_path`` in one ``//## File ...`` group: the outermost location in the compiled file."""
-    lines = [int(line) for text in group for file, line in _LOCATION.findall(text) if file == source_path]
+LineOf = Callable[[str, int], "int | None"]
+
+
+def _location(group: list[str], line_of: LineOf) -> int | None:
+    """The CUDA line of one ``//## File ...`` group: the outermost location that maps to a line of the device source."""
+    lines = [cuda for text in group for file, line in _LOCATION.findall(text) if (cuda := line_of(file, int(line)))]
     return lines[-1] if lines else None
 
 
-def parse_sass(text: str, source_path: str) -> tuple[str, tuple[CodeLineLink, ...], dict[str, dict[str, int]]]:
+def parse_sass(
+    text: str, source_path: str | LineOf
+) -> tuple[str, tuple[CodeLineLink, ...], dict[str, dict[str, int]]]:
     """nvdisasm ``-c -gi`` output → (SASS without the ``//##`` line comments, SASS → CUDA line links, opcode counts per kernel).
 
-    ``source_path`` is the path of the compiled device source as nvdisasm prints it.
+    ``source_path`` is the path of the compiled device source as nvdisasm prints it,
+    or a function of (file, line) as printed giving the device-source line (or None).
     """
+    line_of = source_path if callable(source_path) else lambda file, line: line if file == source_path else None
     kept: list[str] = []
     links: list[CodeLineLink] = []
     counts: dict[str, dict[str, int]] = {}
@@ -112,7 +122,7 @@ def parse_sass(text: str, source_path: str) -> tuple[str, tuple[CodeLineLink, ..
             group.append(line)
             continue
         if group:
-            cuda_line, group = _location(group, source_path), []
+            cuda_line, group = _location(group, line_of), []
         if match := _SECTION.match(line):
             kernel = match.group(1) or match.group(2)
         kept.append(line)
@@ -159,3 +169,34 @@ def instruction_classes(counts: dict[str, int]) -> dict[str, int]:
     if other:
         grouped["other"] = other
     return grouped
+
+
+def presumed_lines(compiled: str) -> tuple[str, LineOf]:
+    """A CUDA source with ``#line`` directives → (that source without them, the map from what a compiler
+    built from it records as a location to the line of the source without them).
+
+    A location is (file, line) as the compiler presumes it; files are matched by name,
+    the compiled file (``*.cu``, no directive names it) by its own line numbers. Several
+    lines can presume one location (``#line 16`` before each statement of one Python
+    line): such a location maps to no line rather than to a wrong one.
+    """
+    kept: list[str] = []
+    found: dict[tuple[str | None, int], int | None] = {}
+    directive: tuple[str, int, int] | None = None  # (file name, line, at)
+    for number, line in enumerate(compiled.splitlines(), start=1):
+        if match := _LINE_DIRECTIVE.match(line):
+            directive = (PurePath(match.group(2)).name, int(match.group(1)), number)
+            continue
+        kept.append(line)
+        if not line.strip():
+            continue
+        where = (directive[0], directive[1] + number - directive[2] - 1) if directive else (None, number)
+        found[where] = None if where in found else len(kept)
+    named = {file for file, _ in found if file is not None}
+
+    def line_of(file: str, line: int) -> int | None:
+        name = PurePath(file).name
+        own = name.endswith(".cu") and name not in named
+        return found.get((None if own else name, line))
+
+    return "\n".join(kept) + "\n", line_of

@@ -25,11 +25,13 @@ from typing import Any
 __all__ = [
     "CompileOptions",
     "Lowered",
+    "TileOpCounts",
     "autotune_configs",
     "bound_parameters",
     "compile_options",
     "device_module",
     "elaborate",
+    "elaborated_func",
     "is_autotuned",
     "is_eager",
     "is_kernel",
@@ -41,6 +43,7 @@ __all__ = [
     "launches",
     "lower",
     "python_function",
+    "tile_op_counts",
 ]
 
 JIT_OPTION_NAMES = ("out_idx", "execution_backend", "target", "target_host", "verbose", "pass_configs", "compile_flags")
@@ -204,6 +207,7 @@ class Lowered:
     device_source: str
     host_source: str | None
     kernel: Any = None
+    func: Any = None  # the elaborated PrimFunc it was lowered from
 
 
 def lower(func: Any, options: CompileOptions, choice: Any, line_directives: bool = False) -> Lowered:
@@ -232,11 +236,11 @@ def lower(func: Any, options: CompileOptions, choice: Any, line_directives: bool
             execution_backend=backend,
             compile_flags=_all_compile_flags(func, options.compile_flags),
         )
-        return Lowered(compiled.artifact.device_mod, compiled.get_kernel_source(), _host_source(compiled), compiled)
+        return Lowered(compiled.artifact.device_mod, compiled.get_kernel_source(), _host_source(compiled), compiled, func)
     with tilelang.transform.PassContext(opt_level=3, config=configs), target:
         artifact = tilelang.lower(func, target=target, enable_device_compile=False, enable_host_codegen=True)
     host = artifact.host_mod.inspect_source() if artifact.host_mod is not None else None
-    return Lowered(artifact.device_mod, str(artifact.kernel_source), host)
+    return Lowered(artifact.device_mod, str(artifact.kernel_source), host, func=func)
 
 
 def compile_cached(func: Any, options: CompileOptions, choice: Any) -> Any:
@@ -324,3 +328,125 @@ def launches(device_mod: Any) -> list[dict[str, Any]]:
             }
         )
     return sorted(found, key=lambda launch: launch["kernel"])
+
+
+def elaborated_func(built: Any) -> Any:
+    """The elaborated PrimFunc behind a :class:`Lowered` or a ``JITKernel`` (None when unknown)."""
+    if isinstance(built, Lowered):
+        return built.func
+    return getattr(built, "prim_func", None)
+
+
+# -- static counts of the tile operators ------------------------------------------------
+@dataclass(frozen=True)
+class TileOpCounts:
+    """What ``tilelang.tools.Analyzer`` counts in an elaborated PrimFunc, and what it cannot see.
+
+    ``flops`` (2·M·N·K per ``T.gemm``) and ``global_bytes`` (the global side of
+    every ``T.copy``, each block loading its own tiles) are ints, or the text of
+    an expression when a trip count is not a constant; ``footprint_bytes`` is the
+    size of the global buffers those copies touch (TileLab's, not the Analyzer's:
+    what must cross memory at least once). What the Analyzer cannot
+    see is given beside: it multiplies by blockIdx.x and blockIdx.y only and
+    follows one launch per function (``grid_z``, ``launches``); it counts no
+    global access outside ``T.copy``, no GEMM other than ``T.gemm``
+    (``uncounted_ops``), and a whole byte per element of a sub-byte dtype.
+    """
+
+    flops: int | str
+    global_bytes: int | str
+    footprint_bytes: int | str
+    grid_z: tuple[int | str, ...]  # blockIdx.z extent of each launch
+    launches: int
+    untracked_global_accesses: int
+    uncounted_ops: tuple[str, ...] = ()  # GEMM-like tile operators it does not count
+    sub_byte_dtypes: tuple[str, ...] = ()  # global buffers' dtypes narrower than a byte
+
+
+_COUNTED_COPIES = ("tl.copy", "tl.tileop.copy")  # the copies the Analyzer counts
+_COUNTED_GEMMS = ("tl.gemm", "tl.tileop.gemm")
+
+
+def tile_op_counts(func: Any) -> TileOpCounts:
+    """Run tilelang's static Analyzer over ``func`` (elaborated, not lowered: it reads ``T.copy`` and ``T.gemm``).
+
+    Raises whatever the Analyzer raises on a function it cannot read.
+    """
+    from tilelang.tools.Analyzer import Analyzer
+    from tvm import DataType, tirx
+
+    analyzer = Analyzer(_with_int64_extents(func), None).ir_pass()  # the device is read only by calculate(), unused
+    global_buffers = list(func.buffer_map.values())
+    grid_z: list[int | str] = []
+    launches, accesses, in_copies, uncounted = 0, [], [], set()
+
+    def visit(node: Any) -> None:
+        nonlocal launches
+        tag = _thread_tag(node, tirx)
+        if tag is not None:
+            launches += tag[0] == "blockIdx.x"
+            if tag[0] == "blockIdx.z":
+                grid_z.append(_extent(tag[1]))
+        elif isinstance(node, (tirx.BufferLoad, tirx.BufferStore)):
+            if any(node.buffer.same_as(buffer) for buffer in global_buffers):
+                accesses.append(node)
+        elif isinstance(node, tirx.Call):
+            name = str(getattr(node.op, "name", ""))
+            if name in _COUNTED_COPIES:
+                in_copies.extend(arg.args[0] for arg in node.args if isinstance(arg, tirx.Call) and arg.args)
+            elif "gemm" in name and name not in _COUNTED_GEMMS:
+                uncounted.add(name)
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    untracked = sum(1 for access in accesses if not any(access.same_as(arg) for arg in in_copies))
+    narrow = {str(b.dtype) for b in global_buffers if DataType(str(b.dtype)).bits < 8 and str(b.dtype) != "bool"}
+    copied = [b for b in global_buffers if any(getattr(arg, "buffer", None) is not None and arg.buffer.same_as(b) for arg in in_copies)]
+    footprint = sum(_buffer_bytes(buffer, DataType) for buffer in copied)
+    return TileOpCounts(
+        _count(analyzer.total_flops), _count(analyzer.total_global_bytes), _count(footprint), tuple(grid_z), launches,
+        untracked, tuple(sorted(uncounted)), tuple(sorted(narrow)),
+    )  # fmt: skip
+
+
+def _buffer_bytes(buffer: Any, data_type: Any) -> Any:
+    """A buffer's size in bytes (an expression when its shape is dynamic)."""
+    dtype = data_type(str(buffer.dtype))
+    size = (dtype.bits * dtype.lanes + 7) // 8
+    for extent in buffer.shape:
+        size = size * (int(extent) if type(extent).__name__ == "IntImm" else extent)
+    return size
+
+
+def _with_int64_extents(func: Any) -> Any:
+    """``func`` with its regions' extents as int64.
+
+    The Analyzer multiplies a copy's region extents (int32 constants) by its trip
+    counts, and TVM folds that in int32: past 2 GiB the bytes wrap (a 4096³ fp16
+    GEMM came out negative). With int64 extents the same arithmetic is exact.
+    """
+    from tvm import tirx
+    from tvm.tirx.stmt_functor import ir_transform
+
+    def widened(node: Any) -> Any:
+        if getattr(node.op, "name", "") != "tl.region":
+            return None
+        extents = [tirx.IntImm("int64", int(e)) if isinstance(e, tirx.IntImm) else tirx.Cast("int64", e) for e in node.args[2:]]
+        return tirx.Call(node.dtype, node.op, [*node.args[:2], *extents], node.span)
+
+    return func.with_body(ir_transform(func.body, None, widened, ["tirx.Call"]))
+
+
+def _thread_tag(node: Any, tirx: Any) -> tuple[str, Any] | None:
+    """(thread tag, extent) of a grid or block binding: a thread-bound loop, or a ``thread_extent`` attribute."""
+    if isinstance(node, tirx.For) and node.thread_binding is not None:
+        return str(node.thread_binding.thread_tag), node.extent
+    if isinstance(node, tirx.AttrStmt) and node.attr_key == "thread_extent":
+        return str(node.node.thread_tag), node.value
+    return None
+
+
+def _count(value: Any) -> int | str:
+    """An Analyzer total: an int, or the text of the expression it built from a non-constant trip count."""
+    if isinstance(value, int):
+        return value
+    return int(value) if type(value).__name__ == "IntImm" else str(value)

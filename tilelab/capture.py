@@ -13,7 +13,7 @@ import json
 import linecache
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tilelab import _tilelang as tl
@@ -63,8 +63,8 @@ def explore(
     kernel: Any, *args: Any, arch: str | None = None, target: Any = None, machine_code: bool = True, **kwargs: Any
 ) -> KernelRecord:
     """Compile ``kernel`` with every pass recorded; see :func:`tilelab.explore`."""
-    record = compile_kernel(kernel, args, kwargs, resolve_target(arch, target)).record
-    return with_machine_code(record) if machine_code else record
+    compiled = compile_kernel(kernel, args, kwargs, resolve_target(arch, target))
+    return with_machine_code(compiled.record, compiled.kernel) if machine_code else compiled.record
 
 
 def needs_machine_code(record: KernelRecord) -> bool:
@@ -72,13 +72,16 @@ def needs_machine_code(record: KernelRecord) -> bool:
     return record.ok and record.source is not None and record.source.language == "cuda"
 
 
-def with_machine_code(record: KernelRecord) -> KernelRecord:
-    """``record`` with its machine code (PTX, SASS, resources, occupancy) built by nvcc; unchanged when not CUDA."""
+def with_machine_code(record: KernelRecord, kernel: Any = None) -> KernelRecord:
+    """``record`` with its machine code (PTX, SASS, resources, occupancy) built by nvcc; unchanged when not CUDA.
+
+    ``kernel``, the ``JITKernel`` TileLang compiled for the record, shows its own cubin's SASS.
+    """
     if not needs_machine_code(record):
         return record
     from tilelab.machine import machine_code_for
 
-    return record.with_machine_code(machine_code_for(record))
+    return record.with_machine_code(machine_code_for(record, kernel=kernel))
 
 
 def compile_kernel(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice, name: str | None = None) -> CompiledKernel:
@@ -115,7 +118,17 @@ def compile_kernel(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice,
                 kernel_span=tl.kernel_span(kernel),
             )
             raise KernelCompileError(facts.failed(recorder, error)) from exc
-    return CompiledKernel(facts.finished(recorder, compiled), compiled.kernel)
+    return CompiledKernel(_with_estimate(facts.finished(recorder, compiled), func, choice), compiled.kernel)
+
+
+def _with_estimate(record: KernelRecord, func: Any, choice: TargetChoice) -> KernelRecord:
+    """``record`` with its static roofline estimate (CUDA targets), or the one-line reason it has none."""
+    if not choice.is_cuda:
+        return record
+    from tilelab.estimate import static_estimate
+
+    estimate, reason = static_estimate(func, choice.arch, choice.device_name)
+    return replace(record, estimate=estimate, estimate_note=reason or "")
 
 
 def _defaulted(kernel: Any, args: tuple) -> set[str]:

@@ -1,11 +1,12 @@
-"""Machine code without a GPU: nvcc → PTX, ptxas → cubin and resources, nvdisasm → SASS with line links.
+"""Machine code without a GPU: nvcc → PTX, cubin and resources, nvdisasm → SASS with line links.
 
 One unit because the steps share one build directory and one file name (the
 line links match the compiled file's path). The device source is compiled as
-TileLang compiles it (``-std=c++20``, its ``tl_templates`` and CUTLASS
-includes, ``-lineinfo``), but in two steps — ``nvcc --ptx`` then ``ptxas -v``
-— so the front end runs once for both PTX and cubin. Text parsing lives in
-:mod:`tilelab._machine_text`.
+TileLang compiles it (``nvcc --cubin -O3 -lineinfo -std=c++20``, its
+``tl_templates`` and CUTLASS includes) in one nvcc run that keeps the PTX its
+front end wrote, so the front end (most of the time) runs once. Given TileLang's
+compiled kernel, the SASS is that of TileLang's own cubin. Results are cached
+(:mod:`tilelab.machine_cache`); text parsing lives in :mod:`tilelab._machine_text`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tilelab import machine_cache
+from tilelab._machine_record import build_facts, machine_record
 from tilelab._machine_text import (
     INSTRUCTION_CLASSES,
     instruction_classes,
@@ -32,8 +35,9 @@ from tilelab._machine_text import (
     parse_ptxas,
     parse_resource_usage,
     parse_sass,
+    presumed_lines,
 )
-from tilelab.records import KernelResources, MachineCodeRecord, OccupancyRecord
+from tilelab.records import MachineCodeRecord
 
 __all__ = [
     "INSTRUCTION_CLASSES",
@@ -56,7 +60,6 @@ NVCC_MISSING = (
     "install the CUDA toolkit or `pip install nvidia-cuda-nvcc` to see PTX, SASS, registers and occupancy."
 )
 NVDISASM_MISSING = "nvdisasm and cuobjdump not found: `pip install nvidia-cuda-nvdisasm` to see SASS."
-_LAUNCH_BOUNDS = re.compile(r"__global__\s+void\s+__launch_bounds__\((\d+)[^)]*\)\s+(\w+)\s*\(")
 _ERROR_LINE = re.compile(r"error|fatal", re.IGNORECASE)
 
 
@@ -114,6 +117,13 @@ def _include_dirs() -> tuple[str, ...]:
     return tuple(path for path in (TILELANG_TEMPLATE_PATH, CUTLASS_INCLUDE_DIR) if path)
 
 
+@functools.cache
+def _tilelang_version() -> str:
+    import tilelang
+
+    return tilelang.__version__
+
+
 # -- building --------------------------------------------------------------------
 @dataclass(frozen=True)
 class Build:
@@ -151,21 +161,25 @@ def build(
 ) -> Build:
     """Compile ``device_source`` for ``arch`` (already the compile arch) into ``directory``: PTX, cubin, ptxas log.
 
-    ``line_info=False`` leaves out ``-lineinfo`` (nothing to link SASS lines to: resources only).
+    One nvcc run (``--cubin`` with ``ptxas -v``): its front end's PTX is kept
+    (``--keep-dir``) rather than running the front end again for ``--ptx``.
+    ``line_info=False`` leaves out ``-lineinfo`` and the PTX (resources only).
     Raises :class:`BuildError` when nvcc or ptxas fails, ``FileNotFoundError`` without nvcc.
     """
-    nvcc, ptxas = find_tool("nvcc"), find_tool("ptxas")
-    if nvcc is None or ptxas is None:
+    nvcc = find_tool("nvcc")
+    if nvcc is None or find_tool("ptxas") is None:
         raise FileNotFoundError(NVCC_MISSING)
     directory = Path(directory)
-    source, ptx, cubin = directory / SOURCE_NAME, directory / "kernel.ptx", directory / "kernel.cubin"
+    source, cubin, kept = directory / SOURCE_NAME, directory / "kernel.cubin", directory / "nvcc"
     source.write_text(device_source)
     includes = [f"-I{path}" for path in _include_dirs()]
     flags = [f"-arch={arch}", "-std=c++20", *includes, *(["--use_fast_math"] if fast_math else []), *nvcc_options]
-    lineinfo = ["-lineinfo"] if line_info else []
-    _run([nvcc, "--ptx", "-O3", *lineinfo, "-w", *flags, "-o", str(ptx), str(source)], timeout)
-    log = _run([ptxas, "-v", *lineinfo, "-O3", f"-arch={arch}", *ptxas_options, "-o", str(cubin), str(ptx)], timeout)
-    return Build(source, ptx, cubin, log.stdout + log.stderr)
+    ptxas = ["-Xptxas", "-v", *(part for option in ptxas_options for part in ("-Xptxas", option))]
+    keep = ["-lineinfo", "--keep", "--keep-dir", str(kept)] if line_info else []
+    if line_info:
+        kept.mkdir()
+    log = _run([nvcc, "--cubin", "-O3", "-w", *keep, *flags, *ptxas, "-o", str(cubin), str(source)], timeout)
+    return Build(source, kept / source.with_suffix(".ptx").name, cubin, log.stdout + log.stderr)
 
 
 def _disassemble(cubin: Path, timeout: float) -> tuple[str, str | None]:
@@ -210,26 +224,6 @@ _EM_CUDA = 190
 
 
 # -- the record ------------------------------------------------------------------
-def _per_kernel(value: int | Mapping[str, int] | None, kernel: str) -> int | None:
-    return value.get(kernel) if isinstance(value, Mapping) else value
-
-
-def _launch_bounds(device_source: str) -> dict[str, int]:
-    return {name: int(threads) for threads, name in _LAUNCH_BOUNDS.findall(device_source)}
-
-
-def _occupancies(resources: dict[str, KernelResources], arch: str, notes: list[str]) -> dict[str, OccupancyRecord]:
-    from tilelab.occupancy import occupancy
-
-    found = {}
-    for name, kernel in resources.items():
-        try:
-            found[name] = occupancy(kernel, arch)
-        except (KeyError, ValueError) as exc:  # an arch without limits, or no block size: no occupancy, a note
-            notes.append(f"occupancy of {name}: {exc.args[0]}")
-    return found
-
-
 def machine_code(
     device_source: str,
     arch: str,
@@ -241,6 +235,7 @@ def machine_code(
     ptxas_options: Sequence[str] = (),
     timeout: float = 300.0,
     resources_only: bool = False,
+    kernel: Any = None,
 ) -> MachineCodeRecord:
     """PTX, SASS, per-kernel resources and occupancy of TileLang's CUDA ``device_source`` for ``arch``.
 
@@ -258,39 +253,85 @@ def machine_code(
     resources_only
         Only ptxas's resources and the occupancy (what tuning rows need): no
         ``-lineinfo``, no disassembly, no PTX or SASS text kept.
+    kernel
+        The ``JITKernel`` TileLang compiled from this source, if any: the SASS
+        shown is then that of its own cubin, the code that runs.
 
-    Never raises for a missing tool or a failed compile: the record's
-    ``notes`` and ``error`` say what happened.
+    A build is kept in TileLab's machine-code cache (:mod:`tilelab.machine_cache`):
+    the same source, arch, flags and tools again cost a file read. Never raises for
+    a missing tool or a failed compile: the record's ``notes`` and ``error`` say what happened.
     """
     started = time.perf_counter()
     target = compile_arch(arch)
     tools = {name: f"{path} ({tool_version(path)})" for name in ("nvcc", "ptxas") if (path := find_tool(name))}
     if "nvcc" not in tools or "ptxas" not in tools:
         return MachineCodeRecord(arch=arch, compile_arch=target, notes=(NVCC_MISSING,), tools=tools)
-    notes: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="tilelab-machine-") as directory:
+    compiled = None if resources_only else _compiled_by_tilelang(kernel, device_source)
+    disassembler = None if resources_only else find_tool("nvdisasm") or find_tool("cuobjdump")
+    options = {"fast_math": fast_math, "nvcc": list(nvcc_options), "ptxas": list(ptxas_options)}
+    key = machine_cache.cache_key(
+        source=device_source,
+        arch=target,
+        options=options,
+        resources_only=resources_only,
+        tools=[tool_version(find_tool(name)) for name in ("nvcc", "ptxas")],
+        disassembler=disassembler and [Path(disassembler).name, tool_version(disassembler)],
+        includes=[*_include_dirs(), _tilelang_version()],  # the templates' paths and the release they come from
+        tilelang_kernel=compiled and [compiled, getattr(kernel, "compile_flags", None)],
+    )
+    launch = (dynamic_shared_bytes, threads_per_block)
+    if (facts := machine_cache.load(key)) is not None:
         try:
-            built = build(
-                device_source,
-                target,
-                directory,
-                fast_math=fast_math,
-                nvcc_options=nvcc_options,
-                ptxas_options=ptxas_options,
-                timeout=timeout,
-                line_info=not resources_only,
-            )
-            if resources_only:
-                return _resources_record(built, device_source, arch, target, tools, started, dynamic_shared_bytes, threads_per_block)
-            ptx = built.ptx.read_text()
+            return machine_record(facts, device_source, arch, target, *launch, time.perf_counter() - started)
+        except (KeyError, TypeError, ValueError, AttributeError):  # an entry of another shape: a miss, built again
+            pass
+    try:
+        facts = _build_facts(device_source, target, tools, options, timeout, resources_only, kernel if compiled else None)
+    except (BuildError, subprocess.TimeoutExpired) as exc:
+        error = str(exc) if isinstance(exc, BuildError) else f"timed out after {timeout:g} s: {exc.cmd[0]}"
+        return MachineCodeRecord(
+            arch=arch, compile_arch=target, tools=tools, error=error, seconds=time.perf_counter() - started
+        )
+    machine_cache.store(key, facts)
+    return machine_record(facts, device_source, arch, target, *launch, time.perf_counter() - started)
+
+
+def _build_facts(
+    device_source: str,
+    target: str,
+    tools: dict[str, str],
+    options: dict[str, Any],
+    timeout: float,
+    resources_only: bool,
+    kernel: Any,
+) -> dict[str, Any]:
+    """Build in a scratch directory; TileLang's own cubin (of ``kernel``) is disassembled meanwhile."""
+    tools = dict(tools)
+    with tempfile.TemporaryDirectory(prefix="tilelab-machine-") as directory, ThreadPoolExecutor(1) as aside:
+        theirs = aside.submit(_disassemble_tilelang_cubin, kernel, Path(directory), timeout) if kernel else None
+        built = build(
+            device_source,
+            target,
+            directory,
+            fast_math=options["fast_math"],
+            nvcc_options=options["nvcc"],
+            ptxas_options=options["ptxas"],
+            timeout=timeout,
+            line_info=not resources_only,
+        )
+        kernels = parse_ptxas(built.ptxas_log)
+        if resources_only:
+            return build_facts(kernels=kernels, tools=tools, notes=["resources only: no PTX or SASS kept."])
+        ptx = built.ptx.read_text().replace(directory + os.sep, "")
+        disassembled = theirs.result() if theirs else None
+        if disassembled is not None:
+            tools["cubin"] = "TileLang's own (the code that runs)"
+            sass_text, disassembler = disassembled
+            line_of = presumed_lines(kernel.get_kernel_source())[1]
+        else:
             sass_text, disassembler = _disassemble(built.cubin, timeout)
-        except (BuildError, subprocess.TimeoutExpired) as exc:
-            error = str(exc) if isinstance(exc, BuildError) else f"timed out after {timeout:g} s: {exc.cmd[0]}"
-            return MachineCodeRecord(
-                arch=arch, compile_arch=target, tools=tools, error=error, seconds=time.perf_counter() - started
-            )
-        source_path = str(built.source)
-        ptx = ptx.replace(directory + os.sep, "")
+            line_of = str(built.source)
+    notes = []
     if disassembler is None:
         notes.append(NVDISASM_MISSING)
     else:
@@ -299,67 +340,48 @@ def machine_code(
             notes.append(
                 "SASS from cuobjdump has no line info: `pip install nvidia-cuda-nvdisasm` to link it to CUDA lines."
             )
-    sass, sass_links, counts = parse_sass(sass_text, source_path)
-    resources = _resources(built.ptxas_log, device_source, dynamic_shared_bytes, threads_per_block)
-    return MachineCodeRecord(
-        arch=arch,
-        compile_arch=target,
+    sass, sass_links, counts = parse_sass(sass_text, line_of)
+    return build_facts(
+        kernels=kernels,
+        tools=tools,
+        notes=notes,
         ptx=ptx,
         sass=sass,
-        resources=resources,
-        occupancy=_occupancies(resources, arch, notes),
-        instruction_counts=counts,
         sass_links=sass_links,
         ptx_links=parse_ptx_links(ptx, SOURCE_NAME),
-        tools=tools,
-        notes=tuple(notes),
-        seconds=time.perf_counter() - started,
+        instruction_counts=counts,
     )
 
 
-def _resources(
-    ptxas_log: str,
-    device_source: str,
-    dynamic_shared_bytes: int | Mapping[str, int],
-    threads_per_block: int | Mapping[str, int] | None,
-) -> dict[str, KernelResources]:
-    bounds = _launch_bounds(device_source)
-    return {
-        name: KernelResources(
-            **numbers,
-            dynamic_shared_bytes=_per_kernel(dynamic_shared_bytes, name) or 0,
-            threads_per_block=_per_kernel(threads_per_block, name) or bounds.get(name),
-        )
-        for name, numbers in parse_ptxas(ptxas_log).items()
-    }
+def _compiled_by_tilelang(kernel: Any, device_source: str) -> str | None:
+    """The source (with its ``#line`` directives) TileLang compiled ``kernel`` from, when it is ``device_source``."""
+    get_source = getattr(kernel, "get_kernel_source", None)
+    if get_source is None:
+        return None
+    compiled = get_source()
+    return compiled if isinstance(compiled, str) and presumed_lines(compiled)[0] == device_source else None
 
 
-def _resources_record(
-    built: Build,
-    device_source: str,
-    arch: str,
-    target: str,
-    tools: dict[str, str],
-    started: float,
-    dynamic_shared_bytes: int | Mapping[str, int],
-    threads_per_block: int | Mapping[str, int] | None,
-) -> MachineCodeRecord:
-    """``machine_code(..., resources_only=True)``: ptxas's numbers and the occupancy, no code text."""
-    notes = ["resources only: no PTX or SASS kept."]
-    resources = _resources(built.ptxas_log, device_source, dynamic_shared_bytes, threads_per_block)
-    return MachineCodeRecord(
-        arch=arch,
-        compile_arch=target,
-        resources=resources,
-        occupancy=_occupancies(resources, arch, notes),
-        tools=tools,
-        notes=tuple(notes),
-        seconds=time.perf_counter() - started,
-    )
+def _disassemble_tilelang_cubin(kernel: Any, directory: Path, timeout: float) -> tuple[str, str | None] | None:
+    """The SASS of the cubin inside ``kernel``'s library, or None when it has no one cubin to show."""
+    library = directory / "tilelang_kernel.so"
+    try:
+        kernel.export_library(str(library))
+    except Exception:  # backends without a library, or a failing export: our own cubin is shown instead
+        return None
+    cubins = cubins_in_library(library)
+    if len(cubins) != 1:
+        return None
+    cubin = directory / "tilelang_kernel.cubin"
+    cubin.write_bytes(cubins[0])
+    return _disassemble(cubin, timeout)
 
 
 def machine_code_for(record: Any, **options: Any) -> MachineCodeRecord:
-    """:func:`machine_code` of a :class:`~tilelab.records.KernelRecord`: its device source, arch and launches."""
+    """:func:`machine_code` of a :class:`~tilelab.records.KernelRecord`: its device source, arch and launches.
+
+    Pass ``kernel=`` the ``JITKernel`` TileLang compiled for the record to show its own cubin's SASS.
+    """
     if record.source is None or record.source.language != "cuda":
         return MachineCodeRecord(arch=record.arch, notes=("no CUDA source in this record: nothing to compile.",))
     launches: list[Any] = list(getattr(record, "launches", ()) or ([record.launch] if record.launch else []))

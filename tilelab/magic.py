@@ -88,10 +88,10 @@ class TileLangMagics(Magics):
             records, compiled = self._explore_all(kernels, arguments, choice)
             if all(record.ok for record in records):
                 self._cache[key] = _CachedCell(records, compiled, bindings)
-            if not options.no_machine_code:
-                for record in records:
-                    self._build_machine_code(record, key)
         self._bind(records, compiled)
+        if cached is None and not options.no_machine_code:  # after binding: a cached build can finish at once
+            for record in records:
+                self._build_machine_code(record, key, compiled.get(record.name))
         if options.bench:
             for name, jit_kernel in compiled.items():
                 _bench(name, jit_kernel)
@@ -219,7 +219,7 @@ class TileLangMagics(Magics):
             display(line)
         return lines[-1]
 
-    def _build_machine_code(self, record: KernelRecord, cell_key: str) -> None:
+    def _build_machine_code(self, record: KernelRecord, cell_key: str, jit_kernel: Any = None) -> None:
         """Build PTX/SASS/resources in the background; the finished record replaces this one everywhere."""
         from tilelab.capture import needs_machine_code
         from tilelab.machine import start_machine_code
@@ -236,8 +236,10 @@ class TileLangMagics(Magics):
             binding = f"{record.name}_record"
             if self.shell.user_ns.get(binding) is record:
                 self.shell.user_ns[binding] = finished
+            if self.shell.user_ns.get("_tl") is record:
+                self.shell.user_ns["_tl"] = finished
 
-        start_machine_code(record).add_done_callback(attach)
+        start_machine_code(record, kernel=jit_kernel).add_done_callback(attach)
 
     def _profile(self, compiled: dict[str, Any]) -> None:
         from IPython.display import display

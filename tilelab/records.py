@@ -31,11 +31,13 @@ __all__ = [
     "OccupancyRecord",
     "PassRecord",
     "SourceRecord",
+    "StaticEstimate",
     "Status",
     "TimingRecord",
 ]
 
-FORMAT_VERSION = 2  # 2: a launch per device kernel, launch problems, layouts keyed per kernel
+FORMAT_VERSION = 3  # 2: a launch per device kernel, launch problems, layouts keyed per kernel; 3: static estimate
+_READABLE_FORMATS = (2, 3)  # format 3 only added optional fields: a format-2 file lacks them (they load as None)
 
 
 class Status(str, Enum):
@@ -180,6 +182,62 @@ class TimingRecord:
 
 
 @dataclass(frozen=True)
+class StaticEstimate:
+    """A static roofline estimate of one kernel: what it computes and moves, against one device's peaks.
+
+    ``flops`` counts ``T.gemm`` only (2·M·N·K each) and ``bytes`` the global
+    side of every ``T.copy`` as the blocks issue them (each block its own tiles,
+    cache hits included), both by tilelang's ``tilelang.tools.Analyzer``.
+    ``min_bytes`` is what must cross global memory at least once (the copied
+    global buffers' sizes, at most ``bytes``): the roofline uses it, so
+    :attr:`roofline_ms` is a bound no run should beat at these peaks (FP16 tensor-core peaks: an FP8 GEMM can).
+    :mod:`tilelab.estimate` builds this record and names the peaks' source.
+    """
+
+    flops: int
+    bytes: int
+    min_bytes: int
+    device: str  # whose peaks, e.g. "H200 SXM"
+    peak_flops: float  # FLOP/s
+    peak_bytes: float  # bytes/s
+    peaks_source: str  # the datasheet figure the peaks are, in words
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        """FLOPs per byte that must move (``min_bytes``)."""
+        return self.flops / self.min_bytes if self.min_bytes else float("inf")
+
+    @property
+    def compute_ms(self) -> float:
+        return self.flops / self.peak_flops * 1e3
+
+    @property
+    def memory_ms(self) -> float:
+        return self.min_bytes / self.peak_bytes * 1e3
+
+    @property
+    def roofline_ms(self) -> float:
+        """The roofline bound: no faster than its FLOPs at peak compute, nor its ``min_bytes`` at peak bandwidth."""
+        return max(self.compute_ms, self.memory_ms)
+
+    @property
+    def bound(self) -> str:
+        """``"compute"`` or ``"memory"``: which of the two sets :attr:`roofline_ms`."""
+        return "compute" if self.compute_ms >= self.memory_ms else "memory"
+
+    def percent_of_roofline(self, latency_ms: float | None) -> float | None:
+        """``roofline_ms / latency_ms`` in percent (100 = at the bound); None without a measured latency."""
+        return self.roofline_ms / latency_ms * 100 if latency_ms else None
+
+    def text(self) -> str:
+        """One line: ``2.15 GFLOP, 6.29 MB (35.7 MB issued by the blocks), bound: compute, roofline time 2.17 µs on H100 SXM``."""
+        return (
+            f"{self.flops / 1e9:.3g} GFLOP, {self.min_bytes / 1e6:.3g} MB ({self.bytes / 1e6:.3g} MB issued by the blocks), "
+            f"bound: {self.bound}, roofline time {self.roofline_ms * 1e3:.3g} µs on {self.device}"
+        )
+
+
+@dataclass(frozen=True)
 class ErrorRecord:
     """A failure a user caused, cleaned for display; ``log`` keeps the original."""
 
@@ -213,6 +271,9 @@ class KernelRecord:
     launches: tuple[LaunchRecord, ...] = ()  # one per device kernel
     launch_problems: tuple[str, ...] = ()  # why a kernel cannot launch on ``arch``, with the numbers
     machine_code: MachineCodeRecord | None = None  # PTX, SASS, resources, occupancy (CUDA, when nvcc is found)
+    estimate: StaticEstimate | None = None  # static roofline estimate (CUDA, where tilelang's Analyzer reads the kernel)
+    estimate_note: str = ""  # why there is no estimate, in one line
+    latency_ms: float | None = None  # a measured latency of this kernel, when one was attached (with_latency)
     timings: TimingRecord = field(default_factory=TimingRecord)
     error: ErrorRecord | None = None
     warnings: tuple[str, ...] = ()
@@ -243,6 +304,15 @@ class KernelRecord:
     def with_machine_code(self, machine_code: MachineCodeRecord) -> KernelRecord:
         """This record (same id) with its machine code attached."""
         return replace(self, machine_code=machine_code)
+
+    def with_latency(self, latency_ms: float | None) -> KernelRecord:
+        """This record (same id) with a measured latency in ms (e.g. a tuning row's), for the percent of roofline."""
+        return replace(self, latency_ms=latency_ms)
+
+    @property
+    def percent_of_roofline(self) -> float | None:
+        """The static roofline time as a percent of the measured latency; None without both."""
+        return self.estimate.percent_of_roofline(self.latency_ms) if self.estimate else None
 
     def pass_named(self, name: str) -> PassRecord:
         """The first pass called ``name``."""
@@ -299,7 +369,7 @@ class KernelRecord:
         version = payload.get("format")
         if version == 1:
             return _decode_kernel(_upgraded_from_v1(payload["record"]))
-        if version != FORMAT_VERSION:
+        if version not in _READABLE_FORMATS:
             raise ValueError(f"KernelRecord JSON format {version!r} is not supported (expected {FORMAT_VERSION})")
         return _decode_kernel(payload["record"])
 
@@ -381,6 +451,7 @@ def _decode_kernel(data: dict) -> KernelRecord:
             "error": None if data["error"] is None else ErrorRecord(**data["error"]),
             "warnings": tuple(data["warnings"]),
             "machine_code": None if data.get("machine_code") is None else MachineCodeRecord.from_dict(data["machine_code"]),
+            "estimate": None if data.get("estimate") is None else StaticEstimate(**data["estimate"]),
         }
     )
 

@@ -28,6 +28,8 @@ export interface ILinkedReply {
   note?: string;
   /** Why a right-hand line may have no left-hand line. */
   unlinked_right?: string;
+  /** Why a left-hand line (not in `unlinked`) may have no right-hand lines. */
+  unlinked_left?: string;
 }
 
 export interface ILinkedOptions {
@@ -38,6 +40,8 @@ export interface ILinkedOptions {
   words: [string, string];
   /** A request for a third, unlinked pane (the host code), if any. */
   extra?: { request: string; label: string };
+  /** What the request carries besides its type (e.g. which kernel's machine code). */
+  content?: Record<string, unknown>;
 }
 
 function ranges(lines: number[]): string {
@@ -86,7 +90,7 @@ export class LinkedTab {
   private async _load(): Promise<void> {
     let reply: ILinkedReply;
     try {
-      reply = await this._channel.request<ILinkedReply>(this._options.request);
+      reply = await this._channel.request<ILinkedReply>(this._options.request, this._options.content);
     } catch (error) {
       message(this.node, (error as Error).message, 'error');
       return;
@@ -169,7 +173,8 @@ export class LinkedTab {
     if (!rights) {
       this._paintAll(new Set(), new Set());
       if (line > 0) {
-        const reason = this._reply?.unlinked?.[String(line)] ?? 'TileLang generated no device code from it (not a tile op, or fused away).';
+        const reason =
+          this._reply?.unlinked?.[String(line)] ?? this._reply?.unlinked_left ?? 'TileLang generated no device code from it (not a tile op, or fused away).';
         this._status.textContent = `${leftWord} ${line} has no ${rightWord}s: ${reason}`;
         this.node.dataset.status = 'unlinked';
       }

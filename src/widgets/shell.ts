@@ -3,20 +3,22 @@
  * each tab's view, built the first time the tab is shown. Tab kinds:
  * "html" (the kernel's escaped snapshot HTML), "passes", "linked" (two linked
  * code panes: the Source tab, or a machine-code tab answering its own request
- * with the same reply shape, see `linked.ts`), "external" (a sibling widget the
- * kernel shows under the tab bar, e.g. the layouts).
+ * with the same reply shape, see `linked.ts`), "machine" (resources, instruction
+ * classes and SASS/PTX linked to the CUDA, see `machine.ts`), "external" (a
+ * sibling widget the kernel shows under the tab bar, e.g. the layouts).
  */
 
 import { Channel } from './channel';
 import { h, keepKeys, message, trustedHtml } from './dom';
 import { LinkedTab } from './linked';
+import { MachineTab } from './machine';
 import { IModel, save, watch } from './model';
 import { PassesTab } from './passes';
 
 interface ITabSpec {
   id: string;
   title: string;
-  kind: 'html' | 'passes' | 'linked' | 'external';
+  kind: 'html' | 'passes' | 'linked' | 'machine' | 'external';
   request?: string;
   /** "linked" tabs: the synced trait of the selected left-hand line, the words for the two sides, a third pane. */
   selection?: string;
@@ -57,6 +59,10 @@ function tabView(spec: ITabSpec, model: IModel, channel: Channel): ITabView {
       });
       return { node: tab.node, dispose: () => tab.dispose() };
     }
+    case 'machine': {
+      const tab = new MachineTab(model, channel);
+      return { node: tab.node, dispose: () => tab.dispose() };
+    }
     default:
       return { node: h('div', 'tl-external'), dispose: () => undefined };
   }
@@ -69,7 +75,9 @@ export function renderExplorer(model: IModel, el: HTMLElement): () => void {
   const bar = h('div', 'tl-tabbar');
   bar.setAttribute('role', 'tablist');
   keepKeys(bar);
-  bar.appendChild(h('span', 'tl-explorer-title', model.get('title')));
+  const title = h('span', 'tl-explorer-title', model.get('title'));
+  title.title = model.get('title');
+  bar.appendChild(title);
   const body = h('div', 'tl-tabbody');
   root.append(bar, body);
   el.appendChild(root);

@@ -38,15 +38,25 @@ CLICK_AND_TIME = """async ([root, index]) => {
 }"""
 
 
-# The theme's stylesheet has replaced the light one everywhere (menu, file browser, notebook), and painted.
-DARK_LOADED = """async () => {
-  const dark = (selector) => {
-    const node = document.querySelector(selector);
-    if (!node) { return true; }
-    const [r, g, b] = getComputedStyle(node).backgroundColor.match(/\\d+/g).map(Number);
-    return r + g + b < 3 * 100;
+# The theme's stylesheet has replaced the other one everywhere (menu, file browser, notebook), and painted:
+# the splash JupyterLab shows while it swaps themes is gone, and the first opaque background behind each
+# of those elements is dark (or light) as asked (a transparent element says nothing about the theme).
+THEME_LOADED = """async (dark) => {
+  if (document.querySelector('#jupyterlab-splash')) { return false; }
+  const opaque = (node) => {
+    for (; node; node = node.parentElement) {
+      const channels = getComputedStyle(node).backgroundColor.match(/[\\d.]+/g).map(Number);
+      if (channels.length < 4 || channels[3] > 0) { return channels; }
+    }
+    return [255, 255, 255];
   };
-  const ready = ['.lm-MenuBar', '.jp-DirListing-content', '.jp-NotebookPanel-notebook'].every(dark);
+  const painted = (selector) => {
+    const node = document.querySelector(selector);
+    if (!node) { return true; }  // not on the page: nothing to look light
+    const [r, g, b] = opaque(node);
+    return (r + g + b < 3 * 100) === dark;
+  };
+  const ready = ['.lm-MenuBar', '.jp-DirListing-content', '.jp-NotebookPanel-notebook'].every(painted);
   if (ready) { await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))); }
   return ready;
 }"""
@@ -96,12 +106,13 @@ def dark_theme(page):
     """JupyterLab Dark for the duration (the theme is a saved setting: always switch back)."""
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
     page.wait_for_selector("body[data-jp-theme-light='false']", state="attached")
-    page.wait_for_function(DARK_LOADED)
+    page.wait_for_function(THEME_LOADED, arg=True)
     try:
         yield
     finally:
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
         page.wait_for_selector("body[data-jp-theme-light='true']", state="attached")
+        page.wait_for_function(THEME_LOADED, arg=False)
 
 
 def screenshot(page, name: str) -> Path:

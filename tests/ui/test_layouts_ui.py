@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from cells import gemm_cell
 
+from ui.explorer_page import dark_theme
+
 pytestmark = pytest.mark.ui
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -114,15 +116,12 @@ def test_the_sm90_grid_labels_absolute_threads_switches_fast_and_reads_in_dark(l
     grid.scroll_into_view_if_needed()
     lab.screenshot("layouts-shared.png")
 
-    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
-    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
-    page.wait_for_selector("#jupyterlab-splash", state="detached")
-    page.evaluate(SWITCH, [grid, "C_local"])
-    grid.query_selector(".tl-lay-legend button[data-warp='4']").click()  # the warp filter recolours warp 4 by lane
-    zoom_to_labels(page, grid, "T128/L0")
-    grid.scroll_into_view_if_needed()
-    lab.screenshot("layouts-dark.png")
-    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+    with dark_theme(page):
+        page.evaluate(SWITCH, [grid, "C_local"])
+        grid.query_selector(".tl-lay-legend button[data-warp='4']").click()  # the warp filter recolours warp 4 by lane
+        zoom_to_labels(page, grid, "T128/L0")
+        grid.scroll_into_view_if_needed()
+        lab.screenshot("layouts-dark.png")
 
 
 def test_a_4x1024_fragment_wraps_into_readable_bands(lab):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from ui.explorer_page import dark_theme
+
 pytestmark = pytest.mark.ui
 
 TUNING_CELL = """%load_ext tilelab
@@ -37,8 +39,5 @@ def test_the_tuning_view_reads_in_light_and_dark_themes(lab):
     view.scroll_into_view_if_needed()
     lab.screenshot("tuning-light.png")
 
-    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
-    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
-    page.wait_for_selector("#jupyterlab-splash", state="detached")
-    lab.screenshot("tuning-dark.png")
-    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+    with dark_theme(page):
+        lab.screenshot("tuning-dark.png")

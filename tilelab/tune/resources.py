@@ -8,7 +8,9 @@ built, inside the host library it exported (``executable.so`` in its kernel
 cache); its numbers come from ``cuobjdump --dump-resource-usage`` of that cubin,
 so no second nvcc runs (there ``spills`` is the ELF's local memory per thread,
 which holds spilled registers and local arrays alike). Launch facts (threads,
-dynamic shared memory) come from the device module's launches.
+dynamic shared memory) come from the device module's launches. With them comes
+``roofline_ms``, the static roofline bound of :mod:`tilelab.estimate` (empty
+where tilelang's Analyzer cannot count the config).
 
 Everything here is optional: without nvcc (or cuobjdump) the columns stay
 empty and the result carries one note saying what to install.
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ResourceFacts", "embedded_cubins", "launch_columns", "resource_columns"]
+__all__ = ["ResourceFacts", "embedded_cubins", "launch_columns", "resource_columns", "roofline_columns"]
 
 @dataclass
 class ResourceFacts:
@@ -39,10 +41,30 @@ def launch_columns(launches: list[Any]) -> dict[str, Any]:
 
 
 def resource_columns(built: Any, launches: list[Any], arch: str, timeout: float = 300.0) -> ResourceFacts:
-    """The machine-code columns of ``built`` (a ``Lowered`` or a ``JITKernel``) for ``arch``.
+    """The machine-code columns of ``built`` (a ``Lowered`` or a ``JITKernel``) for ``arch``, and ``roofline_ms``.
 
     ``launches`` are its :class:`~tilelab.records.LaunchRecord`; never raises for a missing tool.
     """
+    facts = _machine_facts(built, launches, arch, timeout)
+    facts.columns.update(roofline_columns(built, arch))
+    return facts
+
+
+def roofline_columns(built: Any, arch: str) -> dict[str, Any]:
+    """``roofline_ms`` of a built config on the present GPU (a compiled one) or ``arch``'s default device; {} when none."""
+    from tilelab import _tilelang as tl
+    from tilelab.estimate import estimate_of_built
+
+    device_name = None
+    if not isinstance(built, tl.Lowered):  # a JITKernel: compiled here, for the GPU present
+        from tilelab.targets import gpu_name
+
+        device_name = gpu_name()
+    estimate, _reason = estimate_of_built(built, arch, device_name)
+    return {"roofline_ms": estimate.roofline_ms} if estimate is not None else {}
+
+
+def _machine_facts(built: Any, launches: list[Any], arch: str, timeout: float) -> ResourceFacts:
     from tilelab import _tilelang as tl
 
     if isinstance(built, tl.Lowered):

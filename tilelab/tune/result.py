@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-__all__ = ["RESOURCE_COLUMNS", "SPREAD_COLUMNS", "TuneResult", "TuneRow", "TuneStatus"]
+__all__ = ["RESOURCE_COLUMNS", "ROOFLINE_COLUMNS", "SPREAD_COLUMNS", "TuneResult", "TuneRow", "TuneStatus"]
 
 RESOURCE_COLUMNS = ("registers", "spills", "shared_bytes", "occupancy", "launchable")
 SPREAD_COLUMNS = ("latency_min_ms", "latency_median_ms", "latency_p90_ms", "latency_std_ms")
+ROOFLINE_COLUMNS = ("roofline_ms", "roofline_pct")
 _INT_COLUMNS = ("repetitions", "registers", "spills", "shared_bytes", "trial")
-_FLOAT_COLUMNS = ("latency_ms", *SPREAD_COLUMNS, "rebench_ms", "tflops", "gbps", "compile_s", "bench_s", "occupancy", "elapsed_s")
+_FLOAT_COLUMNS = ("latency_ms", *SPREAD_COLUMNS, "rebench_ms", "tflops", "gbps", "compile_s", "bench_s", "occupancy", "elapsed_s",
+                  *ROOFLINE_COLUMNS)  # fmt: skip
 
 _HIGHLIGHT = "background-color: #b7e4c7; font-weight: bold"
 
@@ -69,6 +71,7 @@ class TuneRow:
     shared_bytes: int | None = None
     occupancy: float | None = None
     launchable: bool | None = None
+    roofline_ms: float | None = None  # the static roofline bound (tilelab.estimate); not stored in the history
     trial: int | None = None  # the order in which configs were tried
     chosen_by: str | None = None  # "grid", "sampler", "warm start", "random" or "history"
     elapsed_s: float | None = None  # seconds from the start of the run to this row
@@ -76,6 +79,13 @@ class TuneRow:
     @property
     def ok(self) -> bool:
         return self.status is TuneStatus.OK
+
+    @property
+    def roofline_pct(self) -> float | None:
+        """``roofline_ms`` as a percent of the measured ``latency_ms`` (100 = at the bound)."""
+        if self.roofline_ms is None or not self.latency_ms:
+            return None
+        return self.roofline_ms / self.latency_ms * 100
 
     def label(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.config.items())
@@ -171,6 +181,9 @@ class TuneResult:
     def record(self, config: dict[str, Any] | TuneRow):
         """The full :class:`~tilelab.records.KernelRecord` of ``config`` (compiled now, passes recorded).
 
+        The record carries the config's measured latency when its row has one
+        (so its Overview shows the percent of the static roofline).
+
         Raises
         ------
         tilelab.errors.KernelCompileError
@@ -178,10 +191,11 @@ class TuneResult:
         """
         from tilelab.capture import explore
 
-        if isinstance(config, TuneRow):
-            config = config.config
+        row = config if isinstance(config, TuneRow) else next((r for r in self.rows.values() if r.config == config), None)
+        config = row.config if row is not None else config
         spec = self.choice.spec if self.choice is not None else None
-        return explore(self.kernel, *self.args, target=spec, **{**self.fixed, **config})
+        record = explore(self.kernel, *self.args, target=spec, **{**self.fixed, **config})
+        return record.with_latency(row.latency_ms) if row is not None and row.latency_ms is not None else record
 
     # -- tables ------------------------------------------------------------------
     def to_pandas(self):
@@ -192,12 +206,15 @@ class TuneResult:
         ``latency_std_ms``, ``repetitions``), ``rebench_ms``, ``tflops``, ``gbps``,
         ``compile_s``, ``bench_s``, the machine-code columns (``registers``,
         ``spills``, ``shared_bytes``, ``occupancy``, ``launchable``; empty without
-        nvcc or off CUDA), ``trial``, ``chosen_by``, ``elapsed_s``, ``device``, ``cached``.
+        nvcc or off CUDA), the static roofline (``roofline_ms``, and ``roofline_pct``
+        of ``latency_ms``; empty where tilelang's Analyzer cannot count the kernel,
+        and for rows from the history, which does not store it), ``trial``,
+        ``chosen_by``, ``elapsed_s``, ``device``, ``cached``.
         """
         import pandas as pd
 
         names = ["status", "error", "latency_ms", *SPREAD_COLUMNS, "repetitions", "rebench_ms", "tflops", "gbps",
-                 "compile_s", "bench_s", *RESOURCE_COLUMNS, "trial", "chosen_by", "elapsed_s", "device", "cached"]  # fmt: skip
+                 "compile_s", "bench_s", *RESOURCE_COLUMNS, *ROOFLINE_COLUMNS, "trial", "chosen_by", "elapsed_s", "device", "cached"]  # fmt: skip
         records = [
             {
                 **{name: row.config.get(name) for name in self.swept},

@@ -1,8 +1,8 @@
-"""The Explorer: what ``%%tilelang`` shows for one record — tabs Overview · Passes · Source · Layouts.
+"""The Explorer: what ``%%tilelang`` shows for one record — tabs Overview · Passes · Source · Layouts · Machine code.
 
 The live widget is a ``VBox`` of two widgets: the :class:`~tilelab.views.widgets.ExplorerWidget`
-(tab bar, Overview, Passes and Source, CodeMirror panes; texts fetched on
-request) and the layouts widget, shown under the tab bar while the Layouts tab
+(tab bar, Overview, Passes, Source and Machine code, CodeMirror panes; texts
+fetched on request) and the layouts widget, shown under the tab bar while the Layouts tab
 is selected. The static snapshot has the same sections as ``<details>``.
 """
 
@@ -15,12 +15,13 @@ from tilelab.views._bundle import BundleView
 
 __all__ = ["TABS", "ExplorerView", "explorer_html"]
 
-TABS = ("Overview", "Passes", "Source", "Layouts")
+TABS = ("Overview", "Passes", "Source", "Layouts", "Machine code")
 _TAB_SPECS = (
     {"id": "overview", "title": "Overview", "kind": "html", "request": "overview"},
     {"id": "passes", "title": "Passes", "kind": "passes"},
     {"id": "source", "title": "Source", "kind": "linked", "request": "source"},
     {"id": "layouts", "title": "Layouts", "kind": "external"},
+    {"id": "machine", "title": "Machine code", "kind": "machine", "request": "machine"},
 )
 
 
@@ -51,6 +52,7 @@ class ExplorerView(BundleView):
         self.record = record
         self._core: Any = None
         self._layouts: Any = None
+        self._unsubscribe: Any = None
 
     @property
     def core(self):
@@ -91,6 +93,7 @@ class ExplorerView(BundleView):
     def _build_widget(self):
         import ipywidgets as widgets
 
+        from tilelab.views._machine_data import MachineCodeData
         from tilelab.views._passdata import pass_rows
         from tilelab.views.layout_view import LayoutsWidget
         from tilelab.views.passes import PassesData
@@ -99,6 +102,7 @@ class ExplorerView(BundleView):
 
         record = self.record
         passes, source = PassesData(record.passes), SourceData(record)
+        machine = MachineCodeData(lambda: _newest(record))
         handlers = {
             "overview": lambda _content: {"html": _overview_with_machine_code(record)},
             "diff": passes.diff,
@@ -106,6 +110,8 @@ class ExplorerView(BundleView):
             "search": passes.search,
             "source": source.panes,
             "host": source.host,
+            "machine": machine.summary,
+            "machine_code": machine.panes,
         }
         core = ExplorerWidget(
             handlers,
@@ -119,6 +125,7 @@ class ExplorerView(BundleView):
         layouts.layout.display = "none"
         core.observe(self._on_tab, "tab")
         self._core, self._layouts = core, layouts
+        self._follow_machine_code()
         root = widgets.VBox([core, layouts])
         root.add_class("tilelab-explorer")
         return root
@@ -128,6 +135,28 @@ class ExplorerView(BundleView):
         self._layouts.layout.display = "" if showing else "none"
         if showing and callable(getattr(self._layouts, "show", None)):
             self._layouts.show()
+
+    def _follow_machine_code(self) -> None:
+        """Until the record's machine code arrives (the magic builds it in the background), watch for its replacement."""
+        from tilelab.registry import default_registry
+
+        record = self.record
+        buildable = record.ok and record.source is not None and record.source.language == "cuda"  # capture's rule
+        if not buildable or record.machine_code is not None or self._unsubscribe is not None:
+            return
+        self._unsubscribe = default_registry().subscribe(self._on_registry)
+        if _newest(record).machine_code is not None:  # it arrived before we subscribed
+            self._on_registry("record", _newest(record))
+
+    def _on_registry(self, event: str, item: Any) -> None:
+        core = self._core
+        closed = core is None or core.comm is None
+        arrived = event == "record" and item.id == self.record.id and item.machine_code is not None
+        if (closed or arrived) and self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if arrived and not closed:
+            core.machine_updates += 1  # the Machine code tab asks again
 
     def _title(self) -> str:
         record = self.record
@@ -180,13 +209,19 @@ def _machine_section(record: KernelRecord) -> str:
     )
 
 
-def _overview_with_machine_code(record: KernelRecord) -> str:
-    """The live Overview: the newest version of the record (its machine code arrives in the background)."""
+def _newest(record: KernelRecord) -> KernelRecord:
+    """The newest version of ``record`` (the magic replaces it when its machine code arrives in the background)."""
     from tilelab.registry import default_registry
-    from tilelab.views.html import overview_html
 
     try:
-        record = default_registry().get(record.id)
+        return default_registry().get(record.id)
     except KeyError:
-        pass  # a record shown without the magic (tilelab.explore) is not in the registry
+        return record  # a record shown without the magic (tilelab.explore) is not in the registry
+
+
+def _overview_with_machine_code(record: KernelRecord) -> str:
+    """The live Overview: the newest version of the record (its machine code arrives in the background)."""
+    from tilelab.views.html import overview_html
+
+    record = _newest(record)
     return overview_html(record) + _machine_section(record)

@@ -91,6 +91,7 @@ def overview_rows(record: KernelRecord) -> list[tuple[str, str]]:
     for problem in record.launch_problems:
         rows.append(("cannot launch", f"<span style='color:#cf222e;font-weight:600'>{escape(problem)}</span>"))
     rows += _machine_rows(record)
+    rows += _estimate_rows(record)
     timing = record.timings
     rows.append(
         (
@@ -134,6 +135,18 @@ def _machine_rows(record: KernelRecord) -> list[tuple[str, str]]:
             )
         )
     rows += [("warning", f"<span style='color:#9a6700'>{escape(text)}</span>") for text in machine_warnings(machine)]
+    return rows
+
+
+def _estimate_rows(record: KernelRecord) -> list[tuple[str, str]]:
+    """The static roofline estimate (tilelang's Analyzer), and the percent of it a measured latency reaches."""
+    estimate = record.estimate
+    if estimate is None:
+        return [("static estimate", escape(f"not available: {record.estimate_note}"))] if record.estimate_note else []
+    rows = [("static estimate", escape(f"{estimate.text()} ({estimate.peaks_source})"))]
+    percent = record.percent_of_roofline
+    if percent is not None:
+        rows.append(("% of roofline", escape(f"{percent:.0f}% (measured {record.latency_ms:.4g} ms)")))
     return rows
 
 

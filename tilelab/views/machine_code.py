@@ -10,12 +10,12 @@ from __future__ import annotations
 from tilelab.records import KernelResources, MachineCodeRecord, OccupancyRecord, SourceRecord
 from tilelab.views.html import MONO, details, escape, table
 
-__all__ = ["MAX_CODE_LINES", "hot_lines", "machine_code_html", "machine_warnings"]
+__all__ = ["CLASS_COLOURS", "MAX_CODE_LINES", "hot_lines", "machine_code_html", "machine_warnings", "resource_rows"]
 
 MAX_CODE_LINES = 150  # each of SASS and PTX; the saved Explorer stays under 250 kB
 _WARN = "border-left:4px solid #9a6700;background:#fff8c5;padding:4px 8px;margin:4px 0"
 _ERROR = "border-left:4px solid #cf222e;background:#fff5f5;padding:4px 8px;margin:4px 0"
-_CLASS_COLOURS = {
+CLASS_COLOURS = {
     "tensor core (warpgroup)": "#8250df",
     "tensor core (warp)": "#8250df",
     "TMA / bulk copy": "#0969da",
@@ -67,9 +67,8 @@ def hot_lines(machine: MachineCodeRecord, source: SourceRecord | None = None, li
     ]
 
 
-def _limits_rows(resources: KernelResources, occupancy: OccupancyRecord | None) -> list[tuple[str, str]]:
-    from tilelab.occupancy import LIMITS_SOURCE, limits_for
-
+def resource_rows(resources: KernelResources, occupancy: OccupancyRecord | None) -> list[tuple[str, str]]:
+    """A kernel's resources and occupancy against the arch's limits, as plain-text ``(label, value)`` rows."""
     rows = [
         ("registers per thread", f"{resources.registers}"),
         ("spills per thread", f"{resources.spill_stores} B stored, {resources.spill_loads} B loaded"),
@@ -79,19 +78,26 @@ def _limits_rows(resources: KernelResources, occupancy: OccupancyRecord | None) 
         ("threads per block", f"{resources.threads_per_block if resources.threads_per_block else 'unknown'}"),
     ]
     if occupancy is None:
-        return [(label, escape(value)) for label, value in rows]
+        return rows
+    from tilelab.occupancy import limits_for
+
     limits = limits_for(occupancy.arch)
     rows[0] = (rows[0][0], f"{resources.registers} of {limits.max_registers_per_thread}")
     rows[3] = (rows[3][0], f"{rows[3][1]} = {resources.total_shared_bytes} B of {limits.max_shared_per_block} B")
-    rows += [
+    return [
+        *rows,
         ("blocks per SM", f"{occupancy.blocks_per_sm} (limited by {occupancy.limited_by})"),
-        (
-            "blocks per SM by limit",
-            ", ".join(f"{limit} {count}" for limit, count in occupancy.blocks_by_limit.items()),
-        ),
+        ("blocks per SM by limit", ", ".join(f"{limit} {count}" for limit, count in occupancy.blocks_by_limit.items())),
         ("warps per SM", f"{occupancy.warps_per_sm} of {occupancy.max_warps_per_sm}"),
     ]
-    cells = [(label, escape(value)) for label, value in rows]
+
+
+def _limits_rows(resources: KernelResources, occupancy: OccupancyRecord | None) -> list[tuple[str, str]]:
+    from tilelab.occupancy import LIMITS_SOURCE
+
+    cells = [(label, escape(value)) for label, value in resource_rows(resources, occupancy)]
+    if occupancy is None:
+        return cells
     bar = (
         f"<div style='display:inline-block;width:120px;height:8px;background:#eee;vertical-align:middle'>"
         f"<div style='width:{round(120 * occupancy.occupancy)}px;height:8px;background:#1976d2'></div></div> "
@@ -123,7 +129,7 @@ def _classes_table(machine: MachineCodeRecord) -> str:
     rows = []
     for name, counts in machine.instruction_counts.items():
         for group, count in instruction_classes(counts).items():
-            colour = _CLASS_COLOURS.get(group, "#666")
+            colour = CLASS_COLOURS.get(group, "#666")
             rows.append((escape(name), f"<span style='color:{colour}'>{escape(group)}</span>", str(count)))
     top = sorted(machine.total_instruction_counts().items(), key=lambda item: -item[1])[:24]
     opcodes = ", ".join(f"{escape(opcode)} {count}" for opcode, count in top)

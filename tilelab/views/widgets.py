@@ -80,7 +80,7 @@ class RequestWidget(anywidget.AnyWidget):
 
 
 class ExplorerWidget(RequestWidget):
-    """The Explorer's tabs (Overview, Passes, Source, ...): one record, its texts fetched on request."""
+    """The Explorer's tabs (Overview, Passes, Source, Machine code, ...): one record, its texts fetched on request."""
 
     title = traitlets.Unicode("").tag(sync=True)
     tabs = traitlets.List().tag(sync=True)  # [{"id", "title", "kind", "request"?}]
@@ -91,6 +91,8 @@ class ExplorerWidget(RequestWidget):
     diff_mode = traitlets.Unicode("split").tag(sync=True)  # "split", "unified" or "ir"
     ignore_whitespace = traitlets.Bool(True).tag(sync=True)
     source_line = traitlets.Int(-1).tag(sync=True)  # the selected cell line
+    cuda_line = traitlets.Int(-1).tag(sync=True)  # the CUDA line selected in the Machine code tab
+    machine_updates = traitlets.Int(0).tag(sync=True)  # bumped when the record's machine code arrives
 
     @traitlets.validate("diff_mode")
     def _check_mode(self, proposal: dict[str, Any]) -> str:

@@ -1,0 +1,270 @@
+/**
+ * The Machine code tab: for one device kernel (a picker when there are several) a resource card
+ * (registers, spills, shared memory, barriers, stack, occupancy against the arch's limits,
+ * launchable or why not) and its SASS instructions by class; below, the kernel's SASS or PTX
+ * beside the CUDA in a `LinkedTab` (click a SASS line: its CUDA line lights up and the status
+ * names the cell line it came from). Until machine code exists the tab says why in one line, and
+ * asks again when the kernel bumps `machine_updates` (the record was replaced by its finished build).
+ * Python shapes every string; they go in through `textContent` only.
+ */
+
+import { Channel } from './channel';
+import { h, keepKeys, message } from './dom';
+import { LinkedTab } from './linked';
+import { IModel, watch } from './model';
+
+interface IClassRow {
+  class: string;
+  count: number;
+  share: number;
+  colour: string;
+  opcodes: [string, number][];
+  more: number;
+}
+
+interface ICard {
+  /** `[label, value, level]`, level "" or "bad". */
+  rows: [string, string, string][];
+  occupancy: number | null;
+  launchable: boolean;
+  reasons: string[];
+  limits: string;
+}
+
+interface IKernel {
+  name: string;
+  card: ICard;
+  classes: IClassRow[];
+  instructions: number;
+}
+
+interface IMachineReply {
+  state: 'ready' | 'none' | 'pending' | 'failed';
+  message?: string;
+  error?: string;
+  head?: string;
+  notes?: string[];
+  codes?: string[];
+  kernels?: IKernel[];
+  tools?: string;
+  seconds?: number;
+}
+
+const WORDS: Record<string, [string, string]> = { sass: ['CUDA line', 'SASS line'], ptx: ['CUDA line', 'PTX line'] };
+
+function percent(share: number, digits = share < 0.1 ? 1 : 0): string {
+  return `${(share * 100).toFixed(digits)}%`;
+}
+
+/** A thin bar filled to `share` (0..1). */
+function meter(share: number): HTMLElement {
+  const bar = h('span', 'tl-meter');
+  const fill = h('span', 'tl-meter-fill');
+  fill.style.width = `${Math.max(0, Math.min(1, share)) * 100}%`;
+  bar.appendChild(fill);
+  return bar;
+}
+
+function resourceCard(kernel: IKernel): HTMLElement {
+  const { card } = kernel;
+  const node = h('section', 'tl-machine-card');
+  node.dataset.launchable = String(card.launchable);
+  const head = h('div', 'tl-machine-card-head');
+  head.append(
+    h('span', 'tl-machine-card-title', 'Resources'),
+    h('span', `tl-badge ${card.launchable ? 'tl-good' : 'tl-bad'}`, card.launchable ? 'launchable' : 'cannot launch')
+  );
+  node.appendChild(head);
+  for (const reason of card.reasons) {
+    node.appendChild(h('div', 'tl-machine-reason', `cannot launch: ${reason}`));
+  }
+  const table = h('table', 'tl-machine-table tl-machine-resources');
+  for (const [label, value, level] of card.rows) {
+    const row = table.insertRow();
+    row.append(h('th', '', label), h('td', level ? `tl-${level}` : '', value));
+  }
+  if (card.occupancy !== null) {
+    const row = table.insertRow();
+    const cell = h('td', 'tl-machine-occupancy');
+    cell.append(meter(card.occupancy), h('span', '', percent(card.occupancy, 1)));
+    row.append(h('th', '', 'theoretical occupancy'), cell);
+  }
+  node.appendChild(table);
+  if (card.limits) {
+    node.appendChild(h('p', 'tl-machine-limits', card.limits));
+  }
+  return node;
+}
+
+function classTable(kernel: IKernel): HTMLElement {
+  const node = h('section', 'tl-machine-classes');
+  const head = h('div', 'tl-machine-card-head');
+  head.append(h('span', 'tl-machine-card-title', 'SASS instructions by class'), h('span', 'tl-hint', `${kernel.instructions} in all`));
+  node.appendChild(head);
+  if (!kernel.classes.length) {
+    node.appendChild(h('p', 'tl-hint', 'No SASS instructions were counted (no disassembler: see the note above).'));
+    return node;
+  }
+  const table = h('table', 'tl-machine-table tl-machine-counts');
+  const header = table.createTHead().insertRow();
+  for (const title of ['class', 'count', 'share', 'opcodes']) {
+    header.appendChild(h('th', '', title));
+  }
+  const body = table.createTBody();
+  for (const row of kernel.classes) {
+    const tr = body.insertRow();
+    tr.dataset.class = row.class;
+    const name = h('td', 'tl-machine-class');
+    const swatch = h('span', 'tl-swatch');
+    swatch.style.backgroundColor = row.colour;
+    name.append(swatch, h('span', '', row.class));
+    const share = h('td', 'tl-machine-share');
+    share.append(meter(row.share), h('span', '', percent(row.share)));
+    const opcodes = row.opcodes.map(([op, n]) => `${op} ${n}`).join(' · ') + (row.more ? ` · +${row.more} more` : '');
+    tr.append(name, h('td', 'tl-num', row.count), share, h('td', 'tl-machine-ops', opcodes));
+  }
+  node.appendChild(table);
+  return node;
+}
+
+export class MachineTab {
+  readonly node: HTMLDivElement;
+
+  constructor(model: IModel, channel: Channel) {
+    this._model = model;
+    this._channel = channel;
+    this.node = h('div', 'tl-machine');
+    keepKeys(this.node);
+    message(this.node, 'loading…');
+    this._unwatch = watch(model, 'machine_updates', () => void this._load());
+    void this._load();
+  }
+
+  dispose(): void {
+    this._unwatch();
+    this._dropCode();
+  }
+
+  private async _load(): Promise<void> {
+    let reply: IMachineReply;
+    try {
+      reply = await this._channel.request<IMachineReply>('machine');
+    } catch (error) {
+      this._dropCode();
+      message(this.node, (error as Error).message, 'error');
+      this.node.dataset.state = 'error';
+      return;
+    }
+    this._dropCode();
+    this.node.dataset.state = reply.state;
+    if (reply.state !== 'ready') {
+      message(this.node, reply.message ?? 'No machine code.', reply.state === 'failed' ? 'error' : 'hint');
+      if (reply.error) {
+        const details = h('details', 'tl-machine-error');
+        details.append(h('summary', '', 'nvcc output'), h('pre', '', reply.error));
+        this.node.appendChild(details);
+      }
+      return;
+    }
+    this._reply = reply;
+    const kernels = reply.kernels ?? [];
+    if (!kernels.some(kernel => kernel.name === this._kernel)) {
+      this._kernel = kernels[0]?.name ?? '';
+    }
+    const codes = reply.codes ?? [];
+    if (!codes.includes(this._code)) {
+      this._code = codes[0] ?? 'sass';
+    }
+    this.node.replaceChildren(this._toolbar(kernels, codes));
+    for (const note of reply.notes ?? []) {
+      this.node.appendChild(h('div', 'tl-machine-note', note));
+    }
+    this.node.append(this._facts, this._codeBox);
+    if (reply.tools) {
+      this.node.appendChild(h('p', 'tl-machine-tools', `${reply.tools}; ${(reply.seconds ?? 0).toFixed(2)} s`));
+    }
+    this._showKernel();
+  }
+
+  private _toolbar(kernels: IKernel[], codes: string[]): HTMLElement {
+    const bar = h('div', 'tl-toolbar tl-machine-head');
+    if (kernels.length > 1) {
+      const label = h('label', 'tl-machine-picker');
+      const select = h('select', 'tl-machine-kernel');
+      select.title = 'The device kernel to show';
+      for (const kernel of kernels) {
+        const option = h('option', '', kernel.name);
+        option.value = kernel.name;
+        select.appendChild(option);
+      }
+      select.value = this._kernel;
+      select.addEventListener('change', () => {
+        this._kernel = select.value;
+        this._showKernel();
+      });
+      label.append(h('span', '', `kernel (${kernels.length})`), select);
+      bar.appendChild(label);
+    } else if (kernels.length === 1) {
+      bar.appendChild(h('span', 'tl-machine-kernel-name', kernels[0].name));
+    }
+    bar.appendChild(h('span', 'tl-hint', this._reply?.head ?? ''));
+    const switcher = h('span', 'tl-segmented tl-machine-codes');
+    switcher.setAttribute('role', 'group');
+    for (const code of codes) {
+      const button = h('button', 'tl-btn', code.toUpperCase());
+      button.type = 'button';
+      button.dataset.code = code;
+      button.title = `Show the ${code.toUpperCase()} beside the CUDA`;
+      button.addEventListener('click', () => {
+        this._code = code;
+        this._showCode();
+      });
+      switcher.appendChild(button);
+    }
+    bar.appendChild(switcher);
+    return bar;
+  }
+
+  private _showKernel(): void {
+    const kernel = this._reply?.kernels?.find(candidate => candidate.name === this._kernel);
+    this.node.dataset.kernel = this._kernel;
+    this._facts.replaceChildren(...(kernel ? [resourceCard(kernel), classTable(kernel)] : []));
+    this._showCode();
+  }
+
+  private _showCode(): void {
+    this._dropCode();
+    this.node.dataset.code = this._code;
+    this.node.querySelectorAll<HTMLButtonElement>('.tl-machine-codes .tl-btn').forEach(button => {
+      const on = button.dataset.code === this._code;
+      button.classList.toggle('tl-on', on);
+      button.setAttribute('aria-pressed', on ? 'true' : 'false');
+    });
+    if (!this._kernel) {
+      return;
+    }
+    this._linked = new LinkedTab(this._model, this._channel, {
+      request: 'machine_code',
+      content: { kernel: this._kernel, code: this._code },
+      selection: 'cuda_line',
+      words: WORDS[this._code] ?? ['CUDA line', `${this._code.toUpperCase()} line`]
+    });
+    this._codeBox.replaceChildren(this._linked.node);
+  }
+
+  private _dropCode(): void {
+    this._linked?.dispose();
+    this._linked?.node.remove();
+    this._linked = null;
+  }
+
+  private _model: IModel;
+  private _channel: Channel;
+  private _unwatch: () => void;
+  private _reply: IMachineReply | null = null;
+  private _kernel = '';
+  private _code = 'sass';
+  private _linked: LinkedTab | null = null;
+  private _facts = h('div', 'tl-machine-facts');
+  private _codeBox = h('div', 'tl-machine-code');
+}

@@ -1,0 +1,176 @@
+"""TileLab's machine-code cache: a second build of the same device source is a file read, not an nvcc run."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import os
+import time
+from dataclasses import replace
+
+import pytest
+
+import tilelab
+from tilelab import machine_cache
+from tilelab.machine import find_tool, machine_code
+
+pytestmark = pytest.mark.skipif(find_tool("nvcc") is None, reason="needs nvcc")
+
+TINY = 'extern "C" __global__ void __launch_bounds__(64) add_one(float* x) { x[threadIdx.x] += 1.0f; }\n'
+
+KERNEL_FILE = '''import tilelang
+import tilelang.language as T
+{header}
+
+@tilelang.jit(out_idx=[-1])
+def matmul(M=512, N=512, K=512, block_M=128, block_N=128, block_K=32):
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), T.float16), B: T.Tensor((K, N), T.float16), C: T.Tensor((M, N), T.float16)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), T.float16)
+            B_shared = T.alloc_shared((block_K, block_N), T.float16)
+            C_local = T.alloc_fragment((block_M, block_N), T.float32)
+            T.clear(C_local)  # {inline}
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return gemm
+'''
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty cache directory of this test's own."""
+    monkeypatch.setenv("TILELAB_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "machine"
+
+
+@pytest.fixture
+def logged_nvcc(tmp_path, monkeypatch):
+    """nvcc found first on PATH is a script that logs each run, then runs the real nvcc; returns the log."""
+    real, log, bin_dir = find_tool("nvcc"), tmp_path / "nvcc.log", tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "nvcc"
+    script.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec "{real}" "$@"\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    find_tool.cache_clear()
+    yield log
+    find_tool.cache_clear()
+
+
+def nvcc_builds(log) -> int:
+    return sum("--cubin" in line for line in log.read_text().splitlines()) if log.exists() else 0
+
+
+def without_seconds(machine):
+    return replace(machine, seconds=0.0)
+
+
+def test_one_nvcc_run_gives_the_ptx_the_cubin_and_the_resources(cache, logged_nvcc):
+    machine = machine_code(TINY, "sm_80")
+
+    runs = [line for line in logged_nvcc.read_text().splitlines() if line != "--version"]
+    assert len(runs) == 1 and "--cubin" in runs[0] and "--keep-dir" in runs[0]
+    assert ".entry add_one" in machine.ptx and machine.ptx_links and machine.sass_links
+    assert machine.resources["add_one"].registers > 0
+
+
+def test_a_second_build_of_the_same_source_comes_from_the_cache_without_running_nvcc(cache, logged_nvcc):
+    first = machine_code(TINY, "sm_80")
+    assert find_tool("nvcc") == str(logged_nvcc.parent / "bin" / "nvcc") and nvcc_builds(logged_nvcc) == 1
+
+    second = machine_code(TINY, "sm_80")
+
+    assert nvcc_builds(logged_nvcc) == 1
+    assert without_seconds(second) == without_seconds(first) and first.instruction_counts["add_one"]["LDG"] == 1
+    assert second.seconds * 10 < first.seconds
+    assert len(list(cache.glob("*/*.json.gz"))) == 1
+
+
+def test_another_arch_or_flag_is_another_entry(cache):
+    machine_code(TINY, "sm_80")
+    machine_code(TINY, "sm_86")
+    machine_code(TINY, "sm_80", fast_math=True)
+
+    assert len(list(cache.glob("*/*.json.gz"))) == 3
+
+
+def test_the_launch_applies_to_a_cached_build(cache, logged_nvcc):
+    machine_code(TINY, "sm_80", dynamic_shared_bytes=0)
+
+    machine = machine_code(TINY, "sm_80", dynamic_shared_bytes=65536, threads_per_block=1024)
+
+    assert nvcc_builds(logged_nvcc) == 1
+    resources = machine.resources["add_one"]
+    assert resources.dynamic_shared_bytes == 65536 and resources.threads_per_block == 1024
+    assert machine.occupancy["add_one"].threads_per_block == 1024
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        lambda data: b"not gzip at all",
+        lambda data: data[: len(data) // 2],  # a write cut short
+        lambda data: gzip.compress(b'{"format": 1, "key": "another", "value": {}}'),
+        lambda data: gzip.compress(b'{"format": 1, "key": "%s", "value": {"ptx": 1}}'),
+    ],
+    ids=["garbage", "truncated", "another-key", "wrong-shape"],
+)
+def test_a_corrupt_cache_entry_is_a_miss_and_is_built_again(cache, logged_nvcc, corrupt):
+    first = machine_code(TINY, "sm_80")
+    (entry,) = cache.glob("*/*.json.gz")
+    entry.write_bytes(corrupt(entry.read_bytes()).replace(b"%s", entry.name.split(".")[0].encode()))
+
+    again = machine_code(TINY, "sm_80")
+
+    assert without_seconds(again) == without_seconds(first) and not again.error
+    assert nvcc_builds(logged_nvcc) == 2
+    machine_code(TINY, "sm_80")
+    assert nvcc_builds(logged_nvcc) == 2  # the rebuilt entry is good again
+
+
+def test_the_cache_is_trimmed_to_its_size_least_recently_used_first(cache, monkeypatch):
+    sources = [TINY.replace("1.0f", f"{n}.0f") for n in range(3)]
+    machine_code(sources[0], "sm_80")
+    (oldest,) = cache.glob("*/*.json.gz")
+    monkeypatch.setattr(machine_cache, "MAX_BYTES", 2 * oldest.stat().st_size + 100)
+
+    for source in sources[1:]:
+        time.sleep(0.01)
+        machine_code(source, "sm_80")
+
+    entries = list(cache.glob("*/*.json.gz"))
+    assert len(entries) == 2 and oldest not in entries
+
+
+def test_with_the_cache_off_nothing_is_written(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILELAB_CACHE_DIR", "off")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    machine = machine_code(TINY, "sm_80")
+
+    assert machine.available and not list(tmp_path.rglob("*.json.gz"))
+
+
+def import_kernel(path, header: str, inline: str):
+    path.write_text(KERNEL_FILE.format(header=header, inline=inline))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.matmul
+
+
+def test_re_exploring_a_kernel_after_a_comment_only_edit_reuses_its_machine_code(cache, tmp_path):
+    before = tilelab.explore(import_kernel(tmp_path / "gemm_before.py", "", "zero"), arch="sm_90")
+    header = "# Two more comment lines\n# move every line below."
+
+    after = tilelab.explore(import_kernel(tmp_path / "gemm_after.py", header, "zero the accumulator"), arch="sm_90")
+
+    assert after.source.device == before.source.device
+    assert without_seconds(after.machine_code) == without_seconds(before.machine_code)
+    assert after.machine_code.seconds * 10 < before.machine_code.seconds
