@@ -31,12 +31,12 @@ def test_record_view_returns_the_live_widget_a_static_snapshot_and_short_text():
     assert bundle["text/plain"].startswith("<TileLab Explorer gemm") and len(bundle["text/plain"]) < 200
 
 
-def test_the_explorer_has_four_tabs_in_order_and_the_layouts_under_its_tab_bar():
+def test_the_explorer_has_five_tabs_in_order_and_the_layouts_under_its_tab_bar():
     view = ExplorerView(sample_record())
 
     root = view.widget
 
-    assert [tab["title"] for tab in view.core.tabs] == list(TABS)
+    assert [tab["title"] for tab in view.core.tabs] == list(TABS) == ["Overview", "Passes", "Source", "Layouts", "Machine code"]
     assert root.children == (view.core, view.layouts) and isinstance(view.core, ExplorerWidget)
     assert view.layouts.layout.display == "none"
     view.select("Layouts")

@@ -38,11 +38,23 @@ CLICK_AND_TIME = """async ([root, index]) => {
 }"""
 
 
+# Count the splash screens JupyterLab puts up (and takes down) from now on: a theme switch shows one.
+WATCH_SPLASH = """() => {
+  const seen = window.__tlSplash = { added: 0, removed: 0 };
+  const count = (nodes, key) => { for (const node of nodes) { if (node.id === 'jupyterlab-splash') { seen[key] += 1; } } };
+  new MutationObserver(changes => changes.forEach(change => {
+    count(change.addedNodes, 'added');
+    count(change.removedNodes, 'removed');
+  })).observe(document.body, { childList: true });
+}"""
+
 # The theme's stylesheet has replaced the other one everywhere (menu, file browser, notebook), and painted:
-# the splash JupyterLab shows while it swaps themes is gone, and the first opaque background behind each
-# of those elements is dark (or light) as asked (a transparent element says nothing about the theme).
-THEME_LOADED = """async (dark) => {
-  if (document.querySelector('#jupyterlab-splash')) { return false; }
+# the switch's splash came and went, and the first opaque background behind each of those elements is dark
+# (or light) as asked (a transparent element says nothing about the theme).
+# (Synchronous: wait_for_function takes a returned promise for a truthy answer.)
+THEME_LOADED = """(dark) => {
+  const splash = window.__tlSplash;
+  if (!splash || splash.added === 0 || splash.removed < splash.added) { return false; }
   const opaque = (node) => {
     for (; node; node = node.parentElement) {
       const channels = getComputedStyle(node).backgroundColor.match(/[\\d.]+/g).map(Number);
@@ -56,10 +68,9 @@ THEME_LOADED = """async (dark) => {
     const [r, g, b] = opaque(node);
     return (r + g + b < 3 * 100) === dark;
   };
-  const ready = ['.lm-MenuBar', '.jp-DirListing-content', '.jp-NotebookPanel-notebook'].every(painted);
-  if (ready) { await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))); }
-  return ready;
+  return ['.lm-MenuBar', '.jp-DirListing-content', '.jp-NotebookPanel-notebook'].every(painted);
 }"""
+NEXT_FRAME = "() => new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(resolve)))"
 
 
 # Press j in the pass list, then wait until the next pass is drawn and painted.
@@ -104,15 +115,18 @@ def show_tab(explorer, title: str) -> None:
 @contextlib.contextmanager
 def dark_theme(page):
     """JupyterLab Dark for the duration (the theme is a saved setting: always switch back)."""
-    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
-    page.wait_for_selector("body[data-jp-theme-light='false']", state="attached")
-    page.wait_for_function(THEME_LOADED, arg=True)
+    _switch_theme(page, "JupyterLab Dark")
     try:
         yield
     finally:
-        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
-        page.wait_for_selector("body[data-jp-theme-light='true']", state="attached")
-        page.wait_for_function(THEME_LOADED, arg=False)
+        _switch_theme(page, "JupyterLab Light")
+
+
+def _switch_theme(page, theme: str) -> None:
+    page.evaluate(WATCH_SPLASH)
+    page.evaluate("(theme) => window.jupyterapp.commands.execute('apputils:change-theme', {theme})", theme)
+    page.wait_for_function(THEME_LOADED, arg=theme.endswith("Dark"))
+    page.evaluate(NEXT_FRAME)
 
 
 def screenshot(page, name: str) -> Path:

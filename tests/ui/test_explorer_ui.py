@@ -17,7 +17,8 @@ def test_the_explorer_shows_its_tabs_the_overview_and_the_layouts_under_the_tab_
     page = lab.page
     explorer = page.locator(EXPLORER).first
 
-    assert explorer.locator(".tl-tab").all_inner_texts() == ["Overview", "Passes", "Source", "Layouts"]
+    assert explorer.locator(".tl-tab").all_inner_texts() == ["Overview", "Passes", "Source", "Layouts", "Machine code"]
+    assert len({round(tab.bounding_box()["y"]) for tab in explorer.locator(".tl-tab").all()}) == 1  # one row
     explorer.locator(".tl-html [data-tilelab='overview']").wait_for()
     assert "lowered only" in explorer.locator(".tl-html").inner_text()
     screenshot(page, "explorer-overview.png")
