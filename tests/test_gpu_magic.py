@@ -36,3 +36,22 @@ def test_profile_flag_shows_and_binds_the_ncu_counters(ip):
     frame = ip.user_ns["matmul_profile"]
     assert "GPU Speed Of Light Throughput" in set(frame.section)
     assert (frame.metric == "Duration").any()
+
+
+def test_profile_flag_gives_the_explorer_a_profile_tab_with_a_roofline_position(ip):
+    from tilelab.registry import default_registry
+    from tilelab.views import record_view
+    from tilelab.views.explorer import PROFILE_TAB
+
+    ip.run_cell_magic("tilelang", "--no-show --force --profile", GEMM_CELL)
+
+    record = ip.user_ns["matmul_record"]
+    assert record.profile is not None and ip.user_ns["matmul_profile"].attrs["summary"] == record.profile
+    assert default_registry().get(record.id).profile == record.profile
+    (kernel,) = record.profile.kernels
+    roofline = kernel.roofline
+    assert kernel.duration_s > 0 and roofline.achieved_flops_per_s > 0
+    assert 0 < roofline.flops_percent < 100 and 0 < roofline.bytes_percent < 100
+    core = record_view(record).core
+    assert [tab["title"] for tab in core.tabs][-1] == PROFILE_TAB
+    assert "roofline-point" in core.answer({"id": 1, "type": "profile"})["html"]

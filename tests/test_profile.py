@@ -124,6 +124,21 @@ def test_profiling_the_gemm_gives_speed_of_light_and_ptxas_registers():
 
 
 @pytest.mark.gpu
+def test_profiling_the_gemm_summarises_it_with_its_roofline_position():
+    import torch
+
+    kernel = matmul(1024, 1024, 1024)
+
+    summary = profile(kernel).attrs["summary"]
+
+    (gemm,) = summary.kernels
+    assert summary.device == torch.cuda.get_device_name()
+    assert gemm.roofline.flops == 2 * 1024**3  # the static estimate, from tilelang's Analyzer
+    assert gemm.roofline.achieved_flops_per_s == pytest.approx(2 * 1024**3 / gemm.duration_s)
+    assert 0 < gemm.roofline.flops_percent < 100 and 0 < gemm.roofline.bytes_percent < 100
+
+
+@pytest.mark.gpu
 def test_profiling_flash_attention_with_generated_inputs():
     kernel = flash_attention(seq_len=1024)
 

@@ -13,6 +13,7 @@ import hashlib
 import linecache
 import shlex
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,7 @@ class TileLangMagics(Magics):
             LIMIT, on_evict=lambda filename, _: linecache.cache.pop(filename, None)
         )
         self._last_log: str | None = None
+        self._replacing = threading.Lock()  # machine code arrives on a worker thread while --profile attaches
 
     @magic_arguments()
     @argument("--args", default=None, help="the kernels' arguments, a Python expression evaluated before the cell runs: '(A, B)' or 'dict(M=512)'")
@@ -96,7 +98,7 @@ class TileLangMagics(Magics):
             for name, jit_kernel in compiled.items():
                 _bench(name, jit_kernel)
         if options.profile:
-            self._profile(compiled)
+            records = self._profile(records, compiled, key)
         if options.no_show:
             return None
         return self._show(records, since=cached is None)
@@ -228,25 +230,42 @@ class TileLangMagics(Magics):
             return
 
         def attach(future: Any) -> None:
-            finished = record.with_machine_code(future.result())
-            self.registry.add(finished)
-            cached = self._cache.get(cell_key)
-            if cached is not None:
-                cached.records[:] = [finished if r.id == record.id else r for r in cached.records]
-            binding = f"{record.name}_record"
-            if self.shell.user_ns.get(binding) is record:
-                self.shell.user_ns[binding] = finished
-            if self.shell.user_ns.get("_tl") is record:
-                self.shell.user_ns["_tl"] = finished
+            self._update(record, lambda newest: newest.with_machine_code(future.result()), cell_key)
 
         start_machine_code(record, kernel=jit_kernel).add_done_callback(attach)
 
-    def _profile(self, compiled: dict[str, Any]) -> None:
+    def _update(self, record: KernelRecord, change: Any, cell_key: str) -> KernelRecord:
+        """``change`` applied to the newest version of ``record``; the result replaces it everywhere.
+
+        The newest version, not ``record``: machine code and a profile arrive in either order, each keeps the other.
+        """
+        with self._replacing:
+            try:
+                newest = self.registry.get(record.id)
+            except KeyError:  # evicted from the bounded registry
+                newest = record
+            finished = change(newest)
+            self._replace(finished, cell_key)
+        return finished
+
+    def _replace(self, finished: KernelRecord, cell_key: str) -> None:
+        """``finished`` (same id as a shown record) replaces it in the registry, the cell's cache and the namespace."""
+        self.registry.add(finished)
+        cached = self._cache.get(cell_key)
+        if cached is not None:
+            cached.records[:] = [finished if r.id == finished.id else r for r in cached.records]
+        for binding in (f"{finished.name}_record", "_tl"):
+            if getattr(self.shell.user_ns.get(binding), "id", None) == finished.id:
+                self.shell.user_ns[binding] = finished
+
+    def _profile(self, records: list[KernelRecord], compiled: dict[str, Any], cell_key: str) -> list[KernelRecord]:
+        """Each compiled kernel once under ncu: its frame shown and bound, its summary attached to its record."""
         from IPython.display import display
 
         from tilelab.errors import TileLabError
         from tilelab.ncu import profile
 
+        by_name = {record.name: record for record in records}
         for name, jit_kernel in compiled.items():
             try:
                 frame = profile(jit_kernel)
@@ -255,6 +274,10 @@ class TileLangMagics(Magics):
                 continue
             self.shell.push({f"{name}_profile": frame})
             display(frame)
+            summary = frame.attrs.get("summary")
+            if summary is not None and name in by_name:
+                by_name[name] = self._update(by_name[name], lambda newest, found=summary: newest.with_profile(found), cell_key)
+        return [by_name.get(record.name, record) for record in records]
 
     # -- line forms -----------------------------------------------------------------
     def _line_command(self, line: str):

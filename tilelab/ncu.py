@@ -49,7 +49,7 @@ def parse_ncu_csv(text: str):
     Lines before the CSV header (``==PROF==`` lines, the program's own output)
     are skipped. ``value`` is the number (thousands separators removed; NaN
     for text such as ``no data``); ``text`` keeps what ncu printed. The rules'
-    advice rows go to ``frame.attrs["rules"]`` (kernel, section, rule, type,
+    advice rows go to ``frame.attrs["rules"]`` (id, kernel, section, rule, type,
     description, estimated speedup).
     """
     import pandas as pd
@@ -72,6 +72,7 @@ def parse_ncu_csv(text: str):
             speedup = row.get("Estimated Speedup") or ""
             rules.append(
                 {
+                    "id": int(row["ID"]),
                     "kernel": kernel,
                     "section": section,
                     "rule": row["Rule Name"],
@@ -152,7 +153,9 @@ def profile(kernel: Any, *inputs: Any, sections=DEFAULT_SECTIONS, timeout: float
     Returns
     -------
     pandas.DataFrame
-        ``id, kernel, section, metric, value, unit, text``; ``attrs["rules"]`` holds ncu's advice.
+        ``id, kernel, section, metric, value, unit, text``; ``attrs["rules"]`` holds ncu's advice and
+        ``attrs["summary"]`` a :class:`~tilelab.profile_summary.ProfileRecord` (Speed of Light, occupancy,
+        launch, the roofline position against the device's peaks, with FLOP/s from the static estimate).
 
     Raises
     ------
@@ -186,4 +189,20 @@ def profile(kernel: Any, *inputs: Any, sections=DEFAULT_SECTIONS, timeout: float
         )
     if imported.returncode != 0:
         raise ProfilerUnavailableError(ncu_refusal(imported.stderr) or "ncu could not read back its report")
-    return parse_ncu_csv(imported.stdout)
+    frame = parse_ncu_csv(imported.stdout)
+    frame.attrs["summary"] = _summary(frame, jit)
+    return frame
+
+
+def _summary(frame: Any, jit: Any):
+    """The frame's :class:`~tilelab.profile_summary.ProfileRecord`, measured against the present device's peaks."""
+    import torch
+
+    from tilelab.estimate import estimate_of_built
+    from tilelab.profile_summary import summarize
+
+    attrs = getattr(jit.target, "attrs", None)  # a tvm Target (a str target names no arch)
+    arch = str(attrs.get("arch", "")) if attrs is not None else ""
+    device_name = torch.cuda.get_device_name() if torch.cuda.is_available() else None
+    estimate, note = estimate_of_built(jit, arch, device_name) if arch else (None, "the target names no arch")
+    return summarize(frame, estimate, arch, device_name, note or "")

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from tilelab.profile_summary import ProfileRecord
+
 __all__ = [
     "FORMAT_VERSION",
     "CodeLineLink",
@@ -274,6 +276,7 @@ class KernelRecord:
     estimate: StaticEstimate | None = None  # static roofline estimate (CUDA, where tilelang's Analyzer reads the kernel)
     estimate_note: str = ""  # why there is no estimate, in one line
     latency_ms: float | None = None  # a measured latency of this kernel, when one was attached (with_latency)
+    profile: ProfileRecord | None = None  # one ncu run of the compiled kernel (%%tilelang --profile), when attached
     timings: TimingRecord = field(default_factory=TimingRecord)
     error: ErrorRecord | None = None
     warnings: tuple[str, ...] = ()
@@ -304,6 +307,10 @@ class KernelRecord:
     def with_machine_code(self, machine_code: MachineCodeRecord) -> KernelRecord:
         """This record (same id) with its machine code attached."""
         return replace(self, machine_code=machine_code)
+
+    def with_profile(self, profile: ProfileRecord) -> KernelRecord:
+        """This record (same id) with an ncu profile attached."""
+        return replace(self, profile=profile)
 
     def with_latency(self, latency_ms: float | None) -> KernelRecord:
         """This record (same id) with a measured latency in ms (e.g. a tuning row's), for the percent of roofline."""
@@ -452,6 +459,7 @@ def _decode_kernel(data: dict) -> KernelRecord:
             "warnings": tuple(data["warnings"]),
             "machine_code": None if data.get("machine_code") is None else MachineCodeRecord.from_dict(data["machine_code"]),
             "estimate": None if data.get("estimate") is None else StaticEstimate(**data["estimate"]),
+            "profile": None if data.get("profile") is None else ProfileRecord.from_dict(data["profile"]),
         }
     )
 

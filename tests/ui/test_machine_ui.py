@@ -7,17 +7,14 @@ the PTX of the same CUDA line, light and dark at 1280 x 800.
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from cells import gemm_cell
 
-from ui.conftest import Lab
 from ui.explorer_page import (
     EXPLORER,
     at_1280_with_sidebars,
     dark_theme,
-    open_notebook_with,
+    notebook_page,
     record_timings,
     screenshot,
     show_tab,
@@ -82,19 +79,11 @@ def _click_sass_line(page, text: str) -> float:
 @pytest.fixture(scope="module")
 def lab(lab_server, browser):
     """One page on one notebook holding the sm_90 GEMM's Explorer, its Machine code tab open and built."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    page.goto(lab_server.url(f"lab/workspaces/machine-{uuid.uuid4().hex[:8]}") + "&reset")
-    page.wait_for_function("() => Boolean(window.jupyterapp)")
-    page.evaluate("async () => { await window.jupyterapp.restored; }")
-    lab = Lab(page, lab_server)
-    open_notebook_with(lab, "machine.ipynb", ["%load_ext tilelab", gemm_cell(magic="--arch sm_90")])
-    at_1280_with_sidebars(page)
-    show_tab(page.locator(EXPLORER).first, "Machine code")
-    page.wait_for_selector(READY, timeout=180_000)  # nvcc runs in the background after the cell
-    yield lab
-    context.close()
+    with notebook_page(lab_server, browser, "machine.ipynb", ["%load_ext tilelab", gemm_cell(magic="--arch sm_90")]) as lab:
+        at_1280_with_sidebars(lab.page)
+        show_tab(lab.page.locator(EXPLORER).first, "Machine code")
+        lab.page.wait_for_selector(READY, timeout=180_000)  # nvcc runs in the background after the cell
+        yield lab
 
 
 def _top_of(page, selector: str) -> None:

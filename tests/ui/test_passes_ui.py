@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import re
 import statistics
-import uuid
 
 import pytest
 from cells import gemm_cell
 
-from ui.conftest import Lab
 from ui.explorer_page import (
     ACTIVE_CELL,
     CLICK_AND_TIME,
@@ -18,7 +16,7 @@ from ui.explorer_page import (
     at_1280_with_sidebars,
     bring_into_view,
     dark_theme,
-    open_notebook_with,
+    notebook_page,
     record_timings,
     screenshot,
     show_tab,
@@ -32,18 +30,11 @@ PASSES = f"{EXPLORER} .tl-passes"
 @pytest.fixture(scope="module")
 def lab(lab_server, browser):
     """One page on one executed notebook for the whole module: the GEMM's Explorer, then a plain cell."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    page.goto(lab_server.url(f"lab/workspaces/passes-{uuid.uuid4().hex[:8]}") + "&reset")
-    page.wait_for_function("() => Boolean(window.jupyterapp)")
-    page.evaluate("async () => { await window.jupyterapp.restored; }")
-    lab = Lab(page, lab_server)
-    open_notebook_with(lab, "passes.ipynb", ["%load_ext tilelab", gemm_cell(magic="--arch sm_90"), "1 + 1"])
-    at_1280_with_sidebars(page)
-    show_tab(page.locator(EXPLORER).first, "Passes")
-    yield lab
-    context.close()
+    cells = ["%load_ext tilelab", gemm_cell(magic="--arch sm_90"), "1 + 1"]
+    with notebook_page(lab_server, browser, "passes.ipynb", cells) as lab:
+        at_1280_with_sidebars(lab.page)
+        show_tab(lab.page.locator(EXPLORER).first, "Passes")
+        yield lab
 
 
 def _row(page, name: str):

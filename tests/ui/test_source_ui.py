@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from cells import gemm_cell
 
-from ui.conftest import Lab
 from ui.explorer_page import (
     EXPLORER,
     at_1280_with_sidebars,
     bring_into_view,
     dark_theme,
-    open_notebook_with,
+    notebook_page,
     screenshot,
     show_tab,
 )
@@ -38,22 +35,15 @@ TENSOR_CORE = {"sm_80": "tl::mma_sync", "sm_90": "tl::wgmma_ss"}
 @pytest.fixture(scope="module")
 def lab(lab_server, browser):
     """One page on one notebook holding the GEMM's Explorer for sm_80, then for sm_90."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    page.goto(lab_server.url(f"lab/workspaces/source-{uuid.uuid4().hex[:8]}") + "&reset")
-    page.wait_for_function("() => Boolean(window.jupyterapp)")
-    page.evaluate("async () => { await window.jupyterapp.restored; }")
-    lab = Lab(page, lab_server)
     cells = ["%load_ext tilelab"] + [gemm_cell(magic=f"--arch {arch}") for arch in ARCHS]
-    open_notebook_with(lab, "source.ipynb", cells)
-    page.wait_for_selector(f"{EXPLORER} >> nth=1")
-    at_1280_with_sidebars(page)
-    for k in range(len(ARCHS)):
-        show_tab(page.locator(EXPLORER).nth(k), "Source")
-    page.wait_for_selector(f"{EXPLORER} .tl-linked .tl-pane-right >> nth=1")
-    yield lab
-    context.close()
+    with notebook_page(lab_server, browser, "source.ipynb", cells) as lab:
+        page = lab.page
+        page.wait_for_selector(f"{EXPLORER} >> nth=1")
+        at_1280_with_sidebars(page)
+        for k in range(len(ARCHS)):
+            show_tab(page.locator(EXPLORER).nth(k), "Source")
+        page.wait_for_selector(f"{EXPLORER} .tl-linked .tl-pane-right >> nth=1")
+        yield lab
 
 
 def _explorer(page, arch: str):

@@ -1,4 +1,5 @@
-"""The Explorer: what ``%%tilelang`` shows for one record — tabs Overview · Passes · Source · Layouts · Machine code.
+"""The Explorer: what ``%%tilelang`` shows for one record — tabs Overview · Passes · Source · Layouts · Machine code,
+and Profile when the record carries an ncu profile (``%%tilelang --profile``).
 
 The live widget is a ``VBox`` of two widgets: the :class:`~tilelab.views.widgets.ExplorerWidget`
 (tab bar, Overview, Passes, Source and Machine code, CodeMirror panes; texts
@@ -13,7 +14,7 @@ from typing import Any
 from tilelab.records import KernelRecord
 from tilelab.views._bundle import BundleView
 
-__all__ = ["TABS", "ExplorerView", "explorer_html"]
+__all__ = ["PROFILE_TAB", "TABS", "ExplorerView", "explorer_html"]
 
 TABS = ("Overview", "Passes", "Source", "Layouts", "Machine code")
 _TAB_SPECS = (
@@ -23,6 +24,12 @@ _TAB_SPECS = (
     {"id": "layouts", "title": "Layouts", "kind": "external"},
     {"id": "machine", "title": "Machine code", "kind": "machine", "request": "machine"},
 )
+PROFILE_TAB = "Profile"  # shown after TABS when the record has a profile
+_PROFILE_SPEC = {"id": "profile", "title": PROFILE_TAB, "kind": "html", "request": "profile"}
+
+
+def _tab_specs(record: KernelRecord) -> tuple[dict[str, str], ...]:
+    return _TAB_SPECS + ((_PROFILE_SPEC,) if record.profile is not None else ())
 
 
 def _first_interesting_pass(record: KernelRecord) -> int:
@@ -67,10 +74,11 @@ class ExplorerView(BundleView):
         return self._layouts
 
     def select(self, tab: str) -> None:
-        """Show tab ``tab`` (one of :data:`TABS`)."""
-        if tab not in TABS:
-            raise ValueError(f"tab {tab!r} is not one of {TABS}")
-        self.core.tab = _TAB_SPECS[TABS.index(tab)]["id"]
+        """Show tab ``tab`` (one of :data:`TABS`, or :data:`PROFILE_TAB` when the record has a profile)."""
+        specs = {spec["title"]: spec["id"] for spec in _tab_specs(self.record)}
+        if tab not in specs:
+            raise ValueError(f"tab {tab!r} is not one of {tuple(specs)}")
+        self.core.tab = specs[tab]
 
     def select_pass(self, name_or_index: str | int, base: int | None = None) -> None:
         """Show the Passes tab with pass ``name_or_index`` (a name picks its first run) diffed against ``base``."""
@@ -113,11 +121,13 @@ class ExplorerView(BundleView):
             "machine": machine.summary,
             "machine_code": machine.panes,
         }
+        if record.profile is not None:
+            handlers["profile"] = lambda _content: {"html": _profile_html(record)}
         core = ExplorerWidget(
             handlers,
             kind="explorer",
             title=self._title(),
-            tabs=[dict(spec) for spec in _TAB_SPECS],
+            tabs=[dict(spec) for spec in _tab_specs(record)],
             passes=pass_rows(record.passes),
             pass_index=_first_interesting_pass(record),
         )
@@ -193,6 +203,7 @@ def explorer_html(record: KernelRecord) -> str:
         + details("Source", source_html(record), attrs=" data-section='source'")
         + details(f"Layouts ({len(record.layouts)})", layouts_html(record), attrs=" data-section='layouts'")
         + _machine_section(record)
+        + (details(PROFILE_TAB, _profile_html(record), attrs=" data-section='profile'") if record.profile is not None else "")
         + "</div>"
     )
 
@@ -207,6 +218,12 @@ def _machine_section(record: KernelRecord) -> str:
     return details(
         "Machine code", machine_code_html(record.machine_code, record.source), attrs=" data-section='machine'"
     )
+
+
+def _profile_html(record: KernelRecord) -> str:
+    from tilelab.views.profile import profile_html
+
+    return profile_html(record.profile)
 
 
 def _newest(record: KernelRecord) -> KernelRecord:

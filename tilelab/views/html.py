@@ -56,7 +56,7 @@ def details(summary: str, body: str, open_: bool = False, attrs: str = "") -> st
 
 def table(rows: Iterable[Sequence[str]], header: Sequence[str] = (), attrs: str = "") -> str:
     """A table of already-rendered cells (escape user text before passing it)."""
-    cell = "padding:1px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #eee"
+    cell = "padding:1px 8px;text-align:left;vertical-align:top;border-bottom:1px solid var(--jp-border-color2,#eee)"
     head = "".join(f"<th style='{cell}'>{escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td style='{cell}'>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table{attrs} style='border-collapse:collapse'>{f'<thead><tr>{head}</tr></thead>' if head else ''}<tbody>{body}</tbody></table>"

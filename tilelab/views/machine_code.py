@@ -99,7 +99,7 @@ def _limits_rows(resources: KernelResources, occupancy: OccupancyRecord | None) 
     if occupancy is None:
         return cells
     bar = (
-        f"<div style='display:inline-block;width:120px;height:8px;background:#eee;vertical-align:middle'>"
+        f"<div style='display:inline-block;width:120px;height:8px;background:var(--jp-layout-color3,#eee);vertical-align:middle'>"
         f"<div style='width:{round(120 * occupancy.occupancy)}px;height:8px;background:#1976d2'></div></div> "
         f"{occupancy.occupancy:.1%}"
     )

@@ -1,0 +1,296 @@
+"""What one ncu run says about each profiled kernel: Speed of Light, occupancy, launch, roofline position, advice.
+
+:func:`summarize` reads the long frame of :func:`tilelab.ncu.parse_ncu_csv`
+(one row per metric, ncu's advice in ``frame.attrs["rules"]``) into a
+:class:`ProfileRecord`: plain frozen data that a :class:`~tilelab.records.KernelRecord`
+carries as ``profile`` and serialises with the rest of the record.
+
+The roofline position sets what the kernel achieved against one device's
+peaks (:func:`tilelab.estimate.peaks_for`): bytes/s is ncu's DRAM throughput;
+FLOP/s is the static estimate's FLOPs (tilelang's Analyzer) over ncu's
+duration, so it exists only with an estimate. ncu's CSV names no device (its
+``Device`` column is an index), so the caller names it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["KernelProfile", "ProfileAdvice", "ProfileRecord", "RooflinePosition", "summarize"]
+
+SOL = "GPU Speed Of Light Throughput"
+MEMORY = "Memory Workload Analysis"
+OCCUPANCY = "Occupancy"
+LAUNCH = "Launch Statistics"
+_SECONDS = {"s": 1.0, "second": 1.0, "ms": 1e-3, "msecond": 1e-3, "us": 1e-6, "usecond": 1e-6, "ns": 1e-9, "nsecond": 1e-9}
+_PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}  # ncu's byte units are decimal (49.15 Kbyte = 49152 B)
+_LIMITS = ("Registers", "Shared Mem", "Warps", "SM", "Barriers")
+
+
+@dataclass(frozen=True)
+class ProfileAdvice:
+    """One of ncu's rules that fired: ``kind`` is ncu's rule type (OPT, WRN, INF); speedup in percent, if estimated."""
+
+    rule: str
+    section: str
+    kind: str
+    description: str
+    estimated_speedup: float | None = None
+
+
+@dataclass(frozen=True)
+class RooflinePosition:
+    """Where one run sits under the roofline of ``device``: achieved FLOP/s (with a static estimate) and DRAM bytes/s."""
+
+    device: str
+    peak_flops: float  # FLOP/s
+    peak_bytes: float  # bytes/s
+    peaks_source: str
+    achieved_bytes_per_s: float | None = None  # ncu's DRAM throughput
+    flops: int | None = None  # the static estimate's FLOPs
+    min_bytes: int | None = None  # the static estimate's bytes that must move
+    achieved_flops_per_s: float | None = None  # flops / ncu's duration
+
+    @property
+    def flops_percent(self) -> float | None:
+        return self.achieved_flops_per_s / self.peak_flops * 100 if self.achieved_flops_per_s is not None else None
+
+    @property
+    def bytes_percent(self) -> float | None:
+        return self.achieved_bytes_per_s / self.peak_bytes * 100 if self.achieved_bytes_per_s is not None else None
+
+    @property
+    def intensity(self) -> float | None:
+        """FLOPs per DRAM byte as run (achieved FLOP/s over DRAM bytes/s), else the estimate's FLOPs per ``min_bytes``."""
+        if self.achieved_flops_per_s is not None and self.achieved_bytes_per_s:
+            return self.achieved_flops_per_s / self.achieved_bytes_per_s
+        return self.flops / self.min_bytes if self.flops is not None and self.min_bytes else None
+
+    @property
+    def ridge(self) -> float:
+        """The intensity where the memory roof meets the compute roof."""
+        return self.peak_flops / self.peak_bytes
+
+    def roof(self, intensity: float) -> float:
+        """The attainable FLOP/s at ``intensity``."""
+        return min(self.peak_flops, self.peak_bytes * intensity)
+
+
+@dataclass(frozen=True)
+class KernelProfile:
+    """ncu's figures for one profiled launch (``launch`` is ncu's ID); a figure ncu did not report is None.
+
+    Throughputs and occupancies are percents as ncu prints them; ``duration_s``
+    in seconds, ``dram_bytes_per_s`` in bytes/s, shared memory in bytes per block.
+    """
+
+    kernel: str
+    launch: int
+    duration_s: float | None = None
+    compute_throughput: float | None = None  # Compute (SM) Throughput, % of peak
+    memory_throughput: float | None = None  # Memory Throughput, % of peak (the busiest memory unit)
+    dram_throughput: float | None = None
+    l1_throughput: float | None = None
+    l2_throughput: float | None = None
+    dram_bytes_per_s: float | None = None
+    achieved_occupancy: float | None = None
+    theoretical_occupancy: float | None = None
+    block_limits: dict[str, float] = field(default_factory=dict)  # limit -> resident blocks per SM it allows alone
+    registers_per_thread: int | None = None
+    block_size: int | None = None
+    grid_size: int | None = None  # blocks
+    threads: int | None = None
+    shared_bytes_per_block: float | None = None  # static + dynamic
+    waves_per_sm: float | None = None
+    roofline: RooflinePosition | None = None
+    advice: tuple[ProfileAdvice, ...] = ()
+
+    @property
+    def occupancy_limiters(self) -> tuple[str, ...]:
+        """The limits that allow the fewest resident blocks (ncu's ``Block Limit ...``), ties all named."""
+        fewest = min(self.block_limits.values(), default=None)
+        return tuple(name for name, value in self.block_limits.items() if value == fewest)
+
+
+@dataclass(frozen=True)
+class ProfileRecord:
+    """One ncu run: a :class:`KernelProfile` per profiled launch, and notes (why no FLOP/s, whose peaks)."""
+
+    kernels: tuple[KernelProfile, ...]
+    device: str | None = None  # the device the kernel ran on, when known
+    notes: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        """One line per kernel: ``gemm_kernel: 22.2 µs, SM 18 %, memory 16 %, DRAM 190 GB/s (5.7 % of H100 SXM)``."""
+        return "\n".join(_kernel_line(kernel) for kernel in self.kernels)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ProfileRecord:
+        """The record that :func:`tilelab.records._encode` wrote as ``data``."""
+        kernels = []
+        for kernel in data["kernels"]:
+            roofline = kernel.get("roofline")
+            kernels.append(
+                KernelProfile(
+                    **{
+                        **kernel,
+                        "roofline": None if roofline is None else RooflinePosition(**roofline),
+                        "advice": tuple(ProfileAdvice(**advice) for advice in kernel.get("advice", ())),
+                    }
+                )
+            )
+        return cls(tuple(kernels), data.get("device"), tuple(data.get("notes", ())))
+
+
+def summarize(
+    frame: Any, estimate: Any = None, arch: str = "", device_name: str | None = None, estimate_note: str = ""
+) -> ProfileRecord:
+    """The :class:`ProfileRecord` of an ncu frame (:func:`tilelab.ncu.parse_ncu_csv`).
+
+    Parameters
+    ----------
+    frame
+        The long DataFrame: ``id, kernel, section, metric, value, unit, text``; ``attrs["rules"]`` the advice.
+    estimate
+        The kernel's :class:`~tilelab.records.StaticEstimate`, for achieved FLOP/s (one device kernel only).
+    arch, device_name
+        Whose peaks the roofline position is measured against (the device's name wins; ``arch`` picks a default).
+    estimate_note
+        Why there is no estimate, kept in the notes.
+    """
+    from tilelab.estimate import DevicePeaks, peaks_for
+
+    notes = []
+    peaks = peaks_for(arch, device_name) if (arch or device_name) else None
+    if peaks is None and estimate is not None:
+        peaks = DevicePeaks(estimate.device, estimate.peak_flops, estimate.peak_bytes, estimate.peaks_source)
+    if peaks is None:
+        notes.append(f"no peak figures for {device_name or arch or 'this device'}: no roofline position")
+    elif not device_name:
+        notes.append(f"the device was not named: peaks are {peaks.device}'s")
+    kernel_names = set(frame["kernel"]) if len(frame) else set()
+    if estimate is None:
+        notes.append(f"no achieved FLOP/s: {estimate_note or 'no static estimate'}")
+    elif len(kernel_names) > 1:
+        notes.append("the static estimate covers one device kernel and ncu profiled several: no achieved FLOP/s")
+        estimate = None
+    rules = frame.attrs.get("rules", [])
+    kernels = tuple(
+        _kernel_profile(group, int(launch), [r for r in rules if _rule_launch(r, launch, group)], peaks, estimate)
+        for launch, group in frame.groupby("id", sort=True)
+    )
+    return ProfileRecord(kernels, device_name, tuple(notes))
+
+
+def _rule_launch(rule: dict, launch: Any, group: Any) -> bool:
+    """Whether ``rule`` belongs to this launch (by ncu's ID; by kernel name for rules parsed without one)."""
+    if "id" in rule:
+        return rule["id"] == launch
+    return rule.get("kernel") == group["kernel"].iloc[0]
+
+
+def _kernel_profile(group: Any, launch: int, rules: list[dict], peaks: Any, estimate: Any) -> KernelProfile:
+    metrics = {(row.section, row.metric): row for row in group.itertuples()}
+
+    def number(section: str, metric: str) -> float | None:
+        row = metrics.get((section, metric))
+        return None if row is None or math.isnan(row.value) else float(row.value)
+
+    def integer(section: str, metric: str) -> int | None:
+        value = number(section, metric)
+        return None if value is None else int(value)
+
+    duration = _scaled(metrics.get((SOL, "Duration")), _SECONDS)
+    dram_bytes = _bytes(metrics.get((MEMORY, "Memory Throughput")), "/s")
+    shared = [_bytes(metrics.get((LAUNCH, f"{kind} Shared Memory Per Block")), "/block") for kind in ("Static", "Dynamic")]
+    limits = {name: number(OCCUPANCY, f"Block Limit {name}") for name in _LIMITS}
+    return KernelProfile(
+        kernel=str(group["kernel"].iloc[0]),
+        launch=launch,
+        duration_s=duration,
+        compute_throughput=number(SOL, "Compute (SM) Throughput"),
+        memory_throughput=number(SOL, "Memory Throughput"),
+        dram_throughput=number(SOL, "DRAM Throughput"),
+        l1_throughput=number(SOL, "L1/TEX Cache Throughput"),
+        l2_throughput=number(SOL, "L2 Cache Throughput"),
+        dram_bytes_per_s=dram_bytes,
+        achieved_occupancy=number(OCCUPANCY, "Achieved Occupancy"),
+        theoretical_occupancy=number(OCCUPANCY, "Theoretical Occupancy"),
+        block_limits={name: value for name, value in limits.items() if value is not None},
+        registers_per_thread=integer(LAUNCH, "Registers Per Thread"),
+        block_size=integer(LAUNCH, "Block Size"),
+        grid_size=integer(LAUNCH, "Grid Size"),
+        threads=integer(LAUNCH, "Threads"),
+        shared_bytes_per_block=None if shared == [None, None] else sum(value or 0.0 for value in shared),
+        waves_per_sm=number(LAUNCH, "Waves Per SM"),
+        roofline=_roofline(peaks, estimate, duration, dram_bytes),
+        advice=_advice(rules),
+    )
+
+
+def _roofline(peaks: Any, estimate: Any, duration: float | None, dram_bytes: float | None) -> RooflinePosition | None:
+    if peaks is None:
+        return None
+    flops = estimate.flops if estimate is not None else None
+    return RooflinePosition(
+        device=peaks.device,
+        peak_flops=peaks.flops_per_s,
+        peak_bytes=peaks.bytes_per_s,
+        peaks_source=peaks.source,
+        achieved_bytes_per_s=dram_bytes,
+        flops=flops,
+        min_bytes=estimate.min_bytes if estimate is not None else None,
+        achieved_flops_per_s=flops / duration if flops is not None and duration else None,
+    )
+
+
+def _advice(rules: list[dict]) -> tuple[ProfileAdvice, ...]:
+    """ncu's rules, those with the largest estimated speedup first (then in ncu's order)."""
+    advice = [
+        ProfileAdvice(
+            rule=str(rule.get("rule", "")),
+            section=str(rule.get("section", "")),
+            kind=str(rule.get("type", "")),
+            description=str(rule.get("description", "")),
+            estimated_speedup=_finite(rule.get("estimated_speedup")),
+        )
+        for rule in rules
+    ]
+    return tuple(sorted(advice, key=lambda item: -(item.estimated_speedup or 0.0)))
+
+
+def _finite(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _scaled(row: Any, units: dict[str, float]) -> float | None:
+    """A row's value in base units (``units`` maps ncu's unit to a factor); None when missing or unknown."""
+    if row is None or math.isnan(row.value) or row.unit not in units:
+        return None
+    return float(row.value) * units[row.unit]
+
+
+def _bytes(row: Any, per: str) -> float | None:
+    """A ``[KMGT]byte<per>`` row in bytes (ncu's prefixes are decimal)."""
+    factor = _PREFIX.get(row.unit.removesuffix(f"byte{per}")) if row is not None and row.unit.endswith(f"byte{per}") else None
+    return None if factor is None else _scaled(row, {row.unit: factor})
+
+
+def _kernel_line(kernel: KernelProfile) -> str:
+    parts = [f"{kernel.duration_s * 1e6:.3g} µs" if kernel.duration_s is not None else "duration unknown"]
+    for label, value in (("SM", kernel.compute_throughput), ("memory", kernel.memory_throughput)):
+        if value is not None:
+            parts.append(f"{label} {value:.3g} %")
+    roofline = kernel.roofline
+    if roofline is not None and roofline.flops_percent is not None:
+        parts.append(f"{roofline.achieved_flops_per_s / 1e12:.3g} TFLOP/s ({roofline.flops_percent:.3g} % of {roofline.device})")
+    if kernel.dram_bytes_per_s is not None:
+        share = f" ({roofline.bytes_percent:.3g} % of {roofline.device})" if roofline is not None else ""
+        parts.append(f"DRAM {kernel.dram_bytes_per_s / 1e9:.4g} GB/s{share}")
+    return f"{kernel.kernel}: {', '.join(parts)}"
