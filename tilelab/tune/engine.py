@@ -23,11 +23,11 @@ from __future__ import annotations
 import queue
 import time
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tilelab.tune.bench import BenchOutcome
-from tilelab.tune.result import TuneResult, TuneStatus
+from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
 from tilelab.tune.runner import Sweep, _Run
 from tilelab.tune.search import GridFeed
 
@@ -192,22 +192,10 @@ class _EngineRun(_Run):
         else:
             self._submit_bench(event.index)
 
-    def rebench(self) -> None:
-        """The top configs benchmarked again, one at a time, on the engine (no compile runs now)."""
-        ranked = sorted((r for r in self.result.rows.values() if r.ok and r.latency_ms is not None), key=lambda r: r.latency_ms)
-        top = ranked[: self.sweep.rebench]
-        if len(top) < 2:
-            return
-        for row in top:
-            self.engine.bench(row.index, row.config)
-            outcome = self._one_bench(row.index)
-            if outcome is None or outcome.status != "ok":
-                continue
-            again = replace(row, rebench_ms=outcome.latency_ms)
-            self.result.add(again)
-            if not row.cached:
-                self.write(again)
-        self._progress()
+    def _bench_again(self, row: TuneRow) -> BenchOutcome | None:
+        """One serial benchmark of ``row``'s config on the engine; None when its worker was lost."""
+        self.engine.bench(row.index, row.config)
+        return self._one_bench(row.index)
 
     def _one_bench(self, index: int) -> BenchOutcome | None:
         """The outcome of the one benchmark in flight (None when its worker was lost: no re-benchmark then)."""

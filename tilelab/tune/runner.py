@@ -302,20 +302,24 @@ class _Run:
 
     def rebench(self) -> None:
         """Benchmark the top configs again, one after another, and keep the times as ``rebench_ms``."""
-        sweep = self.sweep
         ranked = sorted((r for r in self.result.rows.values() if r.ok and r.latency_ms is not None), key=lambda r: r.latency_ms)
-        top = ranked[: sweep.rebench]
+        top = ranked[: self.sweep.rebench]
         if len(top) < 2:
             return
         for row in top:
-            outcome = bench_config(sweep.kernel, sweep.args, {**sweep.fixed, **row.config}, sweep.choice)
-            if outcome.status != "ok":
+            outcome = self._bench_again(row)
+            if outcome is None or outcome.status != "ok":
                 continue
             again = replace(row, rebench_ms=outcome.latency_ms)
             self.result.add(again)
             if not row.cached:
                 self.write(again)
         self._progress()
+
+    def _bench_again(self, row: TuneRow) -> BenchOutcome | None:
+        """One serial benchmark of ``row``'s config, here (no compile runs now)."""
+        sweep = self.sweep
+        return bench_config(sweep.kernel, sweep.args, {**sweep.fixed, **row.config}, sweep.choice)
 
     def _progress(self) -> None:
         for callback in self.sweep.on_progress:
