@@ -231,22 +231,13 @@ class TuningStore:
         theirs = tables - {"tuning_rows", "sqlite_sequence"}
         if application not in (0, _APPLICATION_ID) or (application == 0 and theirs):
             raise TuningHistoryError(f"the tuning history {self.path} is another program's SQLite database, not TileLab's: {_WAY_OUT}")
-        if version > SCHEMA_VERSION:
-            raise TuningHistoryError(
-                f"the tuning history {self.path} has format {version}, newer than this TileLab reads ({SCHEMA_VERSION}):"
-                f" upgrade tilelab, or {_WAY_OUT}"
-            )
+        _refuse_newer(self.path, version)
         if self.read_only and not self.in_memory:
             return
         conn.isolation_level = None  # explicit transaction: the DDL and PRAGMAs below commit together
         try:
             conn.execute("BEGIN IMMEDIATE")
-            if "tuning_rows" not in tables:
-                conn.execute(_CREATE)
-            elif version < SCHEMA_VERSION:
-                _migrate(conn, version)
-            for index in _INDEXES:
-                conn.execute(index)
+            create_or_migrate(conn, tables, version)
             conn.execute(f"PRAGMA application_id = {_APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")  # writes even when unchanged: the writable check
             conn.execute("COMMIT")
@@ -387,6 +378,25 @@ def _signature_numbers(signature: str) -> tuple[str, list[float]]:
     """A signature's form (its text with every number replaced by ``#``) and its positive numbers, in order."""
     numbers = [float(text) for text in _NUMBER.findall(signature)]
     return _NUMBER.sub("#", signature), [abs(n) for n in numbers]
+
+
+def _refuse_newer(path: Any, version: int) -> None:
+    """A history of a newer format than this TileLab reads is refused, in one line."""
+    if version > SCHEMA_VERSION:
+        raise TuningHistoryError(
+            f"the tuning history {path} has format {version}, newer than this TileLab reads ({SCHEMA_VERSION}):"
+            f" upgrade tilelab, or {_WAY_OUT}"
+        )
+
+
+def create_or_migrate(conn: Any, tables: set[str], version: int) -> None:
+    """``tuning_rows`` created when missing, else migrated from ``version``; its indexes made (SQLite or PostgreSQL)."""
+    if "tuning_rows" not in tables:
+        conn.execute(_CREATE)
+    elif version < SCHEMA_VERSION:
+        _migrate(conn, version)
+    for index in _INDEXES:
+        conn.execute(index)
 
 
 def _migrate(conn: sqlite3.Connection, version: int) -> None:

@@ -27,13 +27,12 @@ from urllib.parse import urlsplit, urlunsplit
 from tilelab._extras import require
 from tilelab.tune.store import (
     _APPLICATION_ID,
-    _CREATE,
-    _INDEXES,
     _WAY_OUT,
     SCHEMA_VERSION,
     TuningHistoryError,
     TuningStore,
-    _migrate,
+    _refuse_newer,
+    create_or_migrate,
 )
 
 __all__ = ["PostgresStore", "is_postgres_url", "redacted"]
@@ -140,20 +139,11 @@ class PostgresStore(TuningStore):
             if "tuning_rows" in tables and _FORMAT_TABLE not in tables:
                 raise TuningHistoryError(f"the tuning history {self.path} has a tuning_rows table that is not TileLab's: {_WAY_OUT}")
             version = conn.execute(f"SELECT version FROM {_FORMAT_TABLE}").fetchone()[0] if _FORMAT_TABLE in tables else 0
-            if version > SCHEMA_VERSION:
-                raise TuningHistoryError(
-                    f"the tuning history {self.path} has format {version}, newer than this TileLab reads ({SCHEMA_VERSION}):"
-                    f" upgrade tilelab, or {_WAY_OUT}"
-                )
+            _refuse_newer(self.path, version)
             self._exists = "tuning_rows" in tables
             if self.read_only:
                 return
-            if "tuning_rows" not in tables:
-                conn.execute(_CREATE)
-            elif version < SCHEMA_VERSION:
-                _migrate(conn, version)
-            for index in _INDEXES:
-                conn.execute(index)
+            create_or_migrate(conn, tables, version)
             conn.execute(f"CREATE TABLE IF NOT EXISTS {_FORMAT_TABLE} (version INTEGER NOT NULL)")
             conn.execute(f"DELETE FROM {_FORMAT_TABLE}")
             conn.execute(f"INSERT INTO {_FORMAT_TABLE} (version) VALUES (?)", (SCHEMA_VERSION,))
