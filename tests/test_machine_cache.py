@@ -9,6 +9,7 @@ import time
 from dataclasses import replace
 
 import pytest
+from cells import gemm_cell
 
 import tilelab
 from tilelab import machine_cache
@@ -17,28 +18,6 @@ from tilelab.machine import find_tool, machine_code
 pytestmark = pytest.mark.skipif(find_tool("nvcc") is None, reason="needs nvcc")
 
 TINY = 'extern "C" __global__ void __launch_bounds__(64) add_one(float* x) { x[threadIdx.x] += 1.0f; }\n'
-
-KERNEL_FILE = '''import tilelang
-import tilelang.language as T
-{header}
-
-@tilelang.jit(out_idx=[-1])
-def matmul(M=512, N=512, K=512, block_M=128, block_N=128, block_K=32):
-    @T.prim_func
-    def gemm(A: T.Tensor((M, K), T.float16), B: T.Tensor((K, N), T.float16), C: T.Tensor((M, N), T.float16)):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
-            A_shared = T.alloc_shared((block_M, block_K), T.float16)
-            B_shared = T.alloc_shared((block_K, block_N), T.float16)
-            C_local = T.alloc_fragment((block_M, block_N), T.float32)
-            T.clear(C_local)  # {inline}
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
-                T.copy(A[by * block_M, k * block_K], A_shared)
-                T.copy(B[k * block_K, bx * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local)
-            T.copy(C_local, C[by * block_M, bx * block_N])
-
-    return gemm
-'''
 
 
 @pytest.fixture
@@ -158,7 +137,9 @@ def test_with_the_cache_off_nothing_is_written(tmp_path, monkeypatch):
 
 
 def import_kernel(path, header: str, inline: str):
-    path.write_text(KERNEL_FILE.format(header=header, inline=inline))
+    """The GEMM of ``cells.gemm_cell`` as a module file, with ``header`` above it and ``inline`` after ``T.clear``."""
+    source = gemm_cell(size=512, stages=2).replace("T.clear(C_local)", f"T.clear(C_local)  # {inline}")
+    path.write_text(f"{header}\n{source}")
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
