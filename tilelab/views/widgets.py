@@ -88,17 +88,11 @@ class ExplorerWidget(RequestWidget):
     passes = traitlets.List().tag(sync=True)  # pass rows, no IR
     pass_index = traitlets.Int(-1).tag(sync=True)
     base_index = traitlets.Int(-1).tag(sync=True)  # -1: the pass before
-    diff_mode = traitlets.Unicode("split").tag(sync=True)  # "split", "unified" or "ir"
+    diff_mode = traitlets.Enum(("split", "unified", "ir"), "split").tag(sync=True)
     ignore_whitespace = traitlets.Bool(True).tag(sync=True)
     source_line = traitlets.Int(-1).tag(sync=True)  # the selected cell line
     cuda_line = traitlets.Int(-1).tag(sync=True)  # the CUDA line selected in the Machine code tab
     machine_updates = traitlets.Int(0).tag(sync=True)  # bumped when the record's machine code arrives
-
-    @traitlets.validate("diff_mode")
-    def _check_mode(self, proposal: dict[str, Any]) -> str:
-        if proposal["value"] not in ("split", "unified", "ir"):
-            raise traitlets.TraitError(f"diff mode {proposal['value']!r} is not one of 'split', 'unified', 'ir'")
-        return proposal["value"]
 
     @traitlets.validate("tab")
     def _check_tab(self, proposal: dict[str, Any]) -> str:
