@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -406,6 +407,36 @@ def tile_op_counts(func: Any) -> TileOpCounts:
         _count(analyzer.total_flops), _count(analyzer.total_global_bytes), _count(footprint), tuple(grid_z), launches,
         untracked, tuple(sorted(uncounted)), tuple(sorted(narrow)),
     )  # fmt: skip
+
+
+def fragment_words_per_thread(func: Any) -> float | None:
+    """32-bit words of ``local.fragment`` buffers each thread holds (elaborated ``func``, the block's threads).
+
+    A static lower bound of the registers a thread needs: above 255 (the per-thread register
+    limit) the kernel spills. None when the block's thread count (``T.Kernel(..., threads=)``,
+    the ``tl.launch_threads`` annotation) is not a constant.
+    """
+    from tvm import DataType, tirx
+
+    threads: list[Any] = []
+    words = 0
+
+    def visit(node: Any) -> None:
+        nonlocal words
+        launch = (getattr(node, "annotations", None) or {}).get("tl.launch_threads")
+        if launch is not None:
+            extents = [_count(extent) for extent in launch]
+            threads.append(math.prod(extents) if all(isinstance(extent, int) for extent in extents) else None)
+        for buffer in getattr(node, "alloc_buffers", ()):
+            if str(buffer.scope()) == "local.fragment":
+                elements = 1
+                for extent in buffer.shape:
+                    elements *= int(extent)
+                words += elements * DataType(str(buffer.dtype)).bits / 32
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    extent = threads[0] if threads else None
+    return words / extent if isinstance(extent, int) and extent > 0 else None
 
 
 def _buffer_bytes(buffer: Any, data_type: Any) -> Any:

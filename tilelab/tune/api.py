@@ -14,6 +14,7 @@ from typing import Any
 
 from tilelab.tune.build import kernel_name, kernel_source, spec_of
 from tilelab.tune.engine import run_on_engine
+from tilelab.tune.prior import static_order
 from tilelab.tune.result import TuneResult, TuneRow
 from tilelab.tune.runner import Sweep, run_sweep, worker_count
 from tilelab.tune.search import GridFeed, SearchSettings, StudyFeed, resolve_search
@@ -113,7 +114,9 @@ def tune(
         where a search measured no better than the grid's own order.
         Every trial is a row, with its ``trial`` number and ``chosen_by``
         (``grid``, ``sampler``, ``warm start``: the best config of a nearby shape
-        in the history, or ``random``: the sampler kept repeating itself).
+        in the history, ``static prior``: the first batch on a CUDA target, ranked
+        from the elaborated kernel by :mod:`tilelab.tune.prior`, or ``random``: the
+        sampler kept repeating itself).
     budget
         The configs this run may measure: a number, or a fraction (0 < f <= 1) of
         the space. Rows restored from the history do not count.
@@ -197,7 +200,7 @@ def tune(
         else:
             todo.append((index, config))
     width = engine.slots() if engine is not None else worker_count(workers)
-    feed = _feed(settings, space, todo, known, store, key, width, choice, sampler)
+    feed = _feed(settings, space, todo, known, store, key, width, choice, sampler, kernel, args)
     result.search = settings
     result.study = getattr(feed, "study", None)
     if settings.budget is not None:
@@ -258,6 +261,8 @@ def _feed(
     workers: int,
     choice: Any,
     sampler: Any,
+    kernel: Any,
+    args: tuple,
 ) -> GridFeed | StudyFeed:
     """The configs of this run: the grid (up to the budget), or a study warm-started from nearby shapes.
 
@@ -269,7 +274,10 @@ def _feed(
     budget = settings.budget or len(todo)
     width = max(1, min(workers, max(2, -(-budget // 4))))
     seeds = store.nearby(key, limit=width)
-    return StudyFeed(space.configs, space.swept, todo, known, settings, width, batch=not choice.is_cuda, seeds=seeds, sampler=sampler)
+    prior = static_order(kernel, args, space.fixed, todo, choice, settings.seed)
+    return StudyFeed(
+        space.configs, space.swept, todo, known, settings, width, batch=not choice.is_cuda, seeds=seeds, sampler=sampler, prior=prior
+    )
 
 
 def _declared_target(kernel: Any) -> Any:

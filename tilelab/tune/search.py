@@ -26,7 +26,8 @@ asked again, a repeat of a known config is told its latency, and after
 :data:`_RETRIES` such suggestions a random untried config is taken
 (``chosen_by="random"``). History rows of the same shape are added to the study
 before it starts, and the best configs of nearby shapes are tried first
-(``chosen_by="warm start"``).
+(``chosen_by="warm start"``); on a CUDA target the rest of the first batch comes from a static
+prior read from the elaborated kernel (``chosen_by="static prior"``, :mod:`tilelab.tune.prior`).
 """
 
 from __future__ import annotations
@@ -282,6 +283,8 @@ class StudyFeed:
         True: the next batch is asked for only when the last one has finished (CPU timings).
     seeds
         Configs to try first (the best of nearby shapes in the history).
+    prior
+        Indices of configs ranked by :func:`tilelab.tune.prior.static_order`: the first batch after the seeds.
     sampler
         An Optuna sampler object given by the user (else one is made from ``settings``).
     """
@@ -297,6 +300,7 @@ class StudyFeed:
         batch: bool,
         seeds: Iterable[dict[str, Any]] = (),
         sampler: Any = None,
+        prior: Sequence[int] = (),
     ) -> None:
         import optuna
 
@@ -316,6 +320,7 @@ class StudyFeed:
             self._add_known(row)
         self.seeds = [self.encoding.position(self.encoding.params(c)) for c in seeds if self._in_space(c)]
         self.seeds = [position for position in dict.fromkeys(self.seeds) if position in self.open]
+        self.prior = [position for position in prior if position in self.open and position not in self.seeds][: self.width]
 
     # -- the runner's side ---------------------------------------------------------------------------
     def take(self, count: int) -> list[Job]:
@@ -375,6 +380,11 @@ class StudyFeed:
             position = self.seeds.pop(0)
             self.study.enqueue_trial(self.encoding.params(self.configs[position]))
             return self._give(position, self.study.ask(self.encoding.distributions), "warm start")
+        while self.prior:
+            position = self.prior.pop(0)
+            if position in self.open:
+                self.study.enqueue_trial(self.encoding.params(self.configs[position]))
+                return self._give(position, self.study.ask(self.encoding.distributions), "static prior")
         for _ in range(_RETRIES):
             trial = self.study.ask(self.encoding.distributions)
             position = self.encoding.position(trial.params)
