@@ -185,7 +185,7 @@ def _warm_started(entry: dict, seeds: range, sampler: str, workers: int, good: s
             "seed": seed, "benchmarks": len(order), "fraction_of_grid": _reached(order, good, grid_benchmarks),
             "best_ratio": _best_ms(result.best) / _best_ms(grid.best) if result.best else None,
             "warm_start_configs": [r.config for r in result.rows.values() if r.chosen_by == "warm start"],
-            "chosen_by": {name: sum(1 for r in result.rows.values() if r.chosen_by == name) for name in ("sampler", "warm start", "random")},
+            "chosen_by": {name: sum(1 for r in result.rows.values() if r.chosen_by == name) for name in ("static prior", "sampler", "warm start", "random")},
         })  # fmt: skip
     shutil.rmtree(folder, ignore_errors=True)
     ratios = [run["best_ratio"] for run in runs if run["best_ratio"] is not None]
@@ -230,7 +230,7 @@ def measure(entry: dict, seeds: range, sampler: str, workers: int, started: floa
             "best_ms": _best_ms(result.best) if result.best else None,
             "best_ratio": _best_ms(result.best) / _best_ms(grid.best) if result.best else None,
             "best_config": result.best_config, "best_after_each_benchmark": curve,
-            "chosen_by": {name: sum(1 for r in result.rows.values() if r.chosen_by == name) for name in ("sampler", "warm start", "random")},
+            "chosen_by": {name: sum(1 for r in result.rows.values() if r.chosen_by == name) for name in ("static prior", "sampler", "warm start", "random")},
             "pruned": sum(1 for r in result.rows.values() if r.status.value == "pruned"),
         })  # fmt: skip
     ratios = [run["best_ratio"] for run in runs if run["best_ratio"] is not None]

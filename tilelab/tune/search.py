@@ -64,10 +64,11 @@ SAMPLERS = ("tpe", "gp", "random")
 # share of the space tried before a config within 2 % of the grid's best, for random / TPE / GP):
 # 16 configs 0.44 / 0.53 / 0.31; 36: 0.35 / 0.47 / 0.64; 48: 0.49 / 0.30 / 0.27; 64: 0.47 / 0.39 /
 # 0.38; 128: 0.25 / 0.16 / 0.18; 256: 0.13 / 0.08 / 0.04. Up to 36 configs no sampler beats the
-# grid's own order; from 48 on both do. On an H200 (bench/results/search.json) the 36-config GEMM
-# and the 16-config FlashAttention spaces agreed (a 30 % search reached the grid's best ±2 % in 1 of
-# 5 seeds), while on a 216-config GEMM space it did in 5 of 5, after a median 11 % of the grid's benchmarks.
-# With the history of a nearby shape (warm start) the small spaces need 3 % and 8 % of the grid.
+# grid's own order; from 48 on both do. On an H200 (bench/results/search.json), with the static prior
+# choosing the first batch of CUDA studies (tilelab/tune/prior.py), a 30 % search of the 36-, 16- and
+# 216-config spaces reached the grid's best ±2 % after a median 6 %, 17 % and 17 % of the grid's benchmarks;
+# without the prior the two small spaces got there in 1 of 5 seeds. "auto" still runs the grid up to 40
+# configs: its threshold comes from the CPU replays above, where no prior applies.
 AUTO_THRESHOLD = 40
 AUTO_FRACTION = 0.3
 _RETRIES = 24  # suggestions outside the space or already tried, before a random config is taken
