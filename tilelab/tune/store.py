@@ -329,28 +329,31 @@ class TuningStore:
 
         Shapes are compared by their numbers (tensor dimensions and numeric
         arguments, on a log scale); only signatures of the same form (the same
-        arguments, dtypes and keys) count. Each nearby shape gives its fastest config.
+        arguments, dtypes and keys) count. Each nearby shape gives its fastest config
+        by the rule of :attr:`TuneResult.best`: the fastest re-benchmark where its top
+        configs were benchmarked again, else the fastest latency.
         """
         form, numbers = _signature_numbers(key.signature)
         query = (
-            "SELECT signature, config, latency_ms FROM tuning_rows WHERE kernel_hash = ? AND target = ? AND device = ?"
-            " AND signature != ? AND status = 'ok' AND latency_ms IS NOT NULL"
+            "SELECT signature, config, latency_ms, rebench_ms FROM tuning_rows WHERE kernel_hash = ? AND target = ?"
+            " AND device = ? AND signature != ? AND status = 'ok' AND latency_ms IS NOT NULL"
         )
         try:
             with self._connect() as conn:
                 found = conn.execute(query, (key.kernel_hash, key.target, key.device, key.signature)).fetchall()
         except self._errors as exc:
             raise self._unusable(exc) from None
-        best: dict[str, tuple[float, str]] = {}
-        for signature, config, latency in found:
-            if signature not in best or latency < best[signature][0]:
-                best[signature] = (latency, config)
+        best: dict[str, tuple[tuple[bool, float], str]] = {}
+        for signature, config, latency, rebench in found:
+            rank = (rebench is None, latency if rebench is None else rebench)  # re-benchmarked rows first
+            if signature not in best or rank < best[signature][0]:
+                best[signature] = (rank, config)
         ranked = []
-        for signature, (latency, config) in best.items():
+        for signature, (rank, config) in best.items():
             other_form, other = _signature_numbers(signature)
             if other_form == form and len(other) == len(numbers):
                 distance = sum(abs(math.log(max(a, 1e-9) / max(b, 1e-9))) for a, b in zip(numbers, other, strict=True))
-                ranked.append((distance, latency, config))
+                ranked.append((distance, rank, config))
         ranked.sort(key=lambda item: item[:2])
         return [json.loads(config) for _, _, config in ranked[:limit]]
 
