@@ -132,6 +132,26 @@ def test_the_present_device_picks_its_peaks_and_an_arch_its_default():
     assert all("datasheet" in peaks.source for peaks in DEVICE_PEAKS.values())
 
 
+def test_the_flop_peak_is_the_tensor_cores_for_the_gemms_operand_dtype():
+    fp16, _ = _estimate(matmul, M=8192, N=8192, K=8192)
+    fp8, _ = _estimate(matmul, M=8192, N=8192, K=8192, dtype=T.float8_e4m3fn)
+    tf32, _ = _estimate(matmul, M=8192, N=8192, K=8192, dtype=T.float32)
+
+    assert fp16.operand_dtypes == ("float16",) and fp16.peak_flops == 989.5e12
+    assert fp8.operand_dtypes == ("float8_e4m3fn",) and fp8.peak_flops == 2 * fp16.peak_flops
+    assert "FP8 tensor core dense" in fp8.peaks_source and fp8.roofline_ms == pytest.approx(fp16.roofline_ms / 2)
+    assert tf32.peak_flops == 494.5e12 and "TF32 tensor core dense" in tf32.peaks_source
+
+
+def test_gemms_of_two_dtypes_are_held_to_the_slower_peak_and_a_missing_figure_is_named():
+    h100 = peaks_for("sm_90a")
+
+    assert h100.for_operands(["float8_e4m3fn", "float16"]).flops_per_s == 989.5e12
+    assert h100.for_operands(["float8_e4m3fn", "float32"]).flops_per_s == 494.5e12
+    a100_fp8 = peaks_for("sm_80").for_operands(["float8_e5m2"])
+    assert a100_fp8.flops_per_s == 312e12 and a100_fp8.source.endswith("no FP8 tensor-core figure, so FP16's")
+
+
 # -- records -------------------------------------------------------------------------------------
 def test_a_record_keeps_its_estimate_and_latency_through_json(gemm_record):
     measured = gemm_record.with_latency(0.004)
@@ -151,6 +171,16 @@ def test_a_format_2_record_without_an_estimate_loads_with_none(gemm_record):
 
     assert loaded.estimate is None and loaded.estimate_note == "" and loaded.percent_of_roofline is None
     assert loaded.passes == gemm_record.passes
+
+
+def test_a_format_3_estimate_without_operand_dtypes_loads_with_none(gemm_record):
+    payload = json.loads(gemm_record.to_json())
+    del payload["record"]["estimate"]["operand_dtypes"]
+    payload["format"] = 3
+
+    loaded = KernelRecord.from_json(json.dumps(payload))
+
+    assert loaded.estimate.operand_dtypes == () and loaded.estimate.peak_flops == gemm_record.estimate.peak_flops
 
 
 def test_the_overview_shows_the_estimate_and_the_percent_of_roofline(gemm_record):

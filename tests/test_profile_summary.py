@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,15 @@ def test_the_devices_name_picks_its_peaks_and_without_one_a_note_names_whose_pea
 
     assert on_h200.kernels[0].roofline.device == "H200 SXM"
     assert unnamed.kernels[0].roofline.device == "H100 SXM" and any("H100 SXM" in note for note in unnamed.notes)
+
+
+def test_an_fp8_kernels_flops_are_held_to_the_named_devices_fp8_peak(gemm_record):
+    fp8 = replace(gemm_record.estimate, operand_dtypes=("float8_e4m3fn",))
+
+    (kernel,) = summarize(details_frame(), fp8, "sm_90", "NVIDIA H200").kernels
+
+    assert kernel.roofline.device == "H200 SXM" and kernel.roofline.peak_flops == 1979e12
+    assert "FP8 tensor core dense" in kernel.roofline.peaks_source
 
 
 def test_a_report_printed_to_stdout_reads_its_duration_in_nanoseconds_and_lacks_dram_bytes():

@@ -362,6 +362,7 @@ class TileOpCounts:
     untracked_global_accesses: int
     uncounted_ops: tuple[str, ...] = ()  # GEMM-like tile operators it does not count
     sub_byte_dtypes: tuple[str, ...] = ()  # global buffers' dtypes narrower than a byte
+    gemm_dtypes: tuple[str, ...] = ()  # the A-operand dtypes of the counted T.gemm calls
 
 
 _COUNTED_COPIES = ("tl.copy", "tl.tileop.copy")  # the copies the Analyzer counts
@@ -379,7 +380,7 @@ def tile_op_counts(func: Any) -> TileOpCounts:
     analyzer = Analyzer(_with_int64_extents(func), None).ir_pass()  # the device is read only by calculate(), unused
     global_buffers = list(func.buffer_map.values())
     grid_z: list[int | str] = []
-    launches, accesses, in_copies, uncounted = 0, [], [], set()
+    launches, accesses, in_copies, uncounted, operands = 0, [], [], set(), set()
 
     def visit(node: Any) -> None:
         nonlocal launches
@@ -395,7 +396,9 @@ def tile_op_counts(func: Any) -> TileOpCounts:
             name = str(getattr(node.op, "name", ""))
             if name in _COUNTED_COPIES:
                 in_copies.extend(arg.args[0] for arg in node.args if isinstance(arg, tirx.Call) and arg.args)
-            elif "gemm" in name and name not in _COUNTED_GEMMS:
+            elif name in _COUNTED_GEMMS:
+                operands.add(_operand_dtype(node.args[0]))
+            elif "gemm" in name:
                 uncounted.add(name)
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
@@ -405,8 +408,15 @@ def tile_op_counts(func: Any) -> TileOpCounts:
     footprint = sum(_buffer_bytes(buffer, DataType) for buffer in copied)
     return TileOpCounts(
         _count(analyzer.total_flops), _count(analyzer.total_global_bytes), _count(footprint), tuple(grid_z), launches,
-        untracked, tuple(sorted(uncounted)), tuple(sorted(narrow)),
+        untracked, tuple(sorted(uncounted)), tuple(sorted(narrow)), tuple(sorted(operands - {None})),
     )  # fmt: skip
+
+
+def _operand_dtype(region: Any) -> str | None:
+    """The dtype of a tile operator's operand (a ``tl.region`` of a buffer), None when it is not one."""
+    load = region.args[0] if getattr(region, "args", None) else None
+    buffer = getattr(load, "buffer", None)
+    return str(buffer.dtype) if buffer is not None else None
 
 
 def fragment_words_per_thread(func: Any) -> float | None:

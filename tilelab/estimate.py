@@ -17,39 +17,70 @@ one launch in the function, a GEMM other than ``T.gemm``, sub-byte global
 data, global memory touched outside ``T.copy``, nothing counted. A vector
 dtype (``float16x2``) makes the Analyzer itself raise: that is a reason too.
 
-The FLOP peak is the FP16/BF16 dense tensor-core figure whatever the
-kernel's dtypes (an FP8 GEMM's true peak is twice it, an FP32 one's far lower).
+The FLOP peak is the dense tensor-core figure for the GEMMs' operand dtype
+(FP16/BF16, TF32 for float32, FP8, INT8, FP64); a kernel whose GEMMs mix
+dtypes is measured against the slowest of them, and one without a figure
+(an A100 has no FP8 tensor cores) against FP16/BF16's, which its source says.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tilelab.records import StaticEstimate
 
-__all__ = ["DEVICE_PEAKS", "DevicePeaks", "StaticEstimate", "estimate_of_built", "peaks_for", "static_estimate"]
+__all__ = ["DEVICE_PEAKS", "DevicePeaks", "StaticEstimate", "estimate_of_built", "operand_class", "peaks_for", "static_estimate"]
+
+FP16 = "FP16/BF16"
 
 
 @dataclass(frozen=True)
 class DevicePeaks:
-    """One device's peak dense FP16/BF16 tensor-core throughput and memory bandwidth."""
+    """One device's dense tensor-core throughput (``flops_per_s``: FP16/BF16's) and memory bandwidth."""
 
     device: str
     flops_per_s: float
     bytes_per_s: float
     source: str
+    tensor_flops: dict[str, float] = field(default_factory=dict, compare=False)  # operand class -> dense FLOP/s
+
+    def for_operands(self, dtypes: Iterable[str]) -> DevicePeaks:
+        """These peaks with the FLOP peak of the tensor cores that multiply ``dtypes`` (the slowest when several)."""
+        classes = {operand_class(dtype) for dtype in dtypes}
+        missing = sorted(classes - set(self.tensor_flops))
+        if missing:
+            return replace(self, source=f"{self.source}; no {', '.join(missing)} tensor-core figure, so FP16's")
+        peak, name = min(((self.tensor_flops[name], name) for name in classes), default=(self.flops_per_s, FP16))
+        if name == FP16:
+            return self
+        return replace(self, flops_per_s=peak, source=self.source.replace(f"{FP16} tensor core", f"{name} tensor core"))
 
 
-# NVIDIA's datasheets list FP16 tensor-core TFLOPS "with sparsity"; the dense peak is half of it.
-# H100: "NVIDIA H100 Tensor Core GPU" datasheet (SXM 1,979 / PCIe 1,513 TFLOPS sparse; 3.35 / 2 TB/s).
-# H200: "NVIDIA H200 Tensor Core GPU" datasheet (SXM 1,979 TFLOPS sparse; 4.8 TB/s HBM3e).
-# A100: "NVIDIA A100 Tensor Core GPU" datasheet (SXM 80GB: 312 TFLOPS dense, 624 sparse; 2,039 GB/s HBM2e).
+def operand_class(dtype: str) -> str:
+    """Which tensor-core peak a GEMM operand of ``dtype`` runs at (``float32`` runs as TF32)."""
+    if dtype.startswith("float8"):
+        return "FP8"
+    return {"float16": FP16, "bfloat16": FP16, "float32": "TF32", "float64": "FP64", "int8": "INT8", "uint8": "INT8"}.get(dtype, dtype)
+
+
+def _datasheet(device: str, sheet: str, memory: str, bytes_per_s: float, **tera: float) -> DevicePeaks:
+    flops = {name.replace("FP16", FP16): value * 1e12 for name, value in tera.items()}
+    return DevicePeaks(device, flops[FP16], bytes_per_s, f"NVIDIA {sheet} datasheet: {FP16} tensor core dense, {memory}", flops)
+
+
+# Dense figures: NVIDIA's datasheets list tensor-core TFLOPS "with sparsity"; the dense peak is half of it.
+# H100: "NVIDIA H100 Tensor Core GPU" datasheet (SXM: FP16 1,979 / TF32 989 / FP8 3,958 / INT8 3,958 sparse,
+#   FP64 67; PCIe: 1,513 / 756 / 3,026 / 3,026, FP64 51; 3.35 / 2 TB/s).
+# H200: "NVIDIA H200 Tensor Core GPU" datasheet (SXM: as H100 SXM; 4.8 TB/s HBM3e).
+# A100: "NVIDIA A100 Tensor Core GPU" datasheet (SXM 80GB: FP16 312 / TF32 156 / INT8 624 dense, FP64 19.5;
+#   2,039 GB/s HBM2e; no FP8).
 DEVICE_PEAKS: dict[str, DevicePeaks] = {
-    "H200 SXM": DevicePeaks("H200 SXM", 989.5e12, 4.8e12, "NVIDIA H200 datasheet: FP16 tensor core dense, HBM3e"),
-    "H100 SXM": DevicePeaks("H100 SXM", 989.5e12, 3.35e12, "NVIDIA H100 datasheet: FP16 tensor core dense, HBM3"),
-    "H100 PCIe": DevicePeaks("H100 PCIe", 756.5e12, 2.0e12, "NVIDIA H100 datasheet: FP16 tensor core dense, HBM2e"),
-    "A100 SXM 80GB": DevicePeaks("A100 SXM 80GB", 312e12, 2.039e12, "NVIDIA A100 datasheet: FP16 tensor core dense, HBM2e"),
+    "H200 SXM": _datasheet("H200 SXM", "H200", "HBM3e", 4.8e12, FP16=989.5, TF32=494.5, FP8=1979, INT8=1979, FP64=67),
+    "H100 SXM": _datasheet("H100 SXM", "H100", "HBM3", 3.35e12, FP16=989.5, TF32=494.5, FP8=1979, INT8=1979, FP64=67),
+    "H100 PCIe": _datasheet("H100 PCIe", "H100", "HBM2e", 2.0e12, FP16=756.5, TF32=378, FP8=1513, INT8=1513, FP64=51),
+    "A100 SXM 80GB": _datasheet("A100 SXM 80GB", "A100", "HBM2e", 2.039e12, FP16=312, TF32=156, INT8=624, FP64=19.5),
 }
 _ARCH_DEFAULTS = {"sm_90": "H100 SXM", "sm_80": "A100 SXM 80GB"}  # when no device is present to name one
 
@@ -86,9 +117,11 @@ def static_estimate(func: Any, arch: str, device_name: str | None = None) -> tup
     if reason:
         return None, reason
     min_bytes = min(counts.global_bytes, counts.footprint_bytes)
+    peaks = peaks.for_operands(counts.gemm_dtypes)
     estimate = StaticEstimate(
-        counts.flops, counts.global_bytes, min_bytes, peaks.device, peaks.flops_per_s, peaks.bytes_per_s, peaks.source
-    )
+        counts.flops, counts.global_bytes, min_bytes, peaks.device, peaks.flops_per_s, peaks.bytes_per_s, peaks.source,
+        counts.gemm_dtypes,
+    )  # fmt: skip
     return estimate, None
 
 

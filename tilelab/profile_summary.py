@@ -164,7 +164,9 @@ def summarize(
 
     notes = []
     peaks = peaks_for(arch, device_name) if (arch or device_name) else None
-    if peaks is None and estimate is not None:
+    if peaks is not None and estimate is not None:
+        peaks = peaks.for_operands(estimate.operand_dtypes)
+    elif estimate is not None:
         peaks = DevicePeaks(estimate.device, estimate.peak_flops, estimate.peak_bytes, estimate.peaks_source)
     if peaks is None:
         notes.append(f"no peak figures for {device_name or arch or 'this device'}: no roofline position")

@@ -38,8 +38,10 @@ __all__ = [
     "TimingRecord",
 ]
 
-FORMAT_VERSION = 3  # 2: a launch per device kernel, launch problems, layouts keyed per kernel; 3: static estimate
-_READABLE_FORMATS = (2, 3)  # format 3 only added optional fields: a format-2 file lacks them (they load as None)
+# 2: a launch per device kernel, launch problems, layouts keyed per kernel; 3: static estimate;
+# 4: the estimate's GEMM operand dtypes (which pick its FLOP peak)
+FORMAT_VERSION = 4
+_READABLE_FORMATS = (2, 3, 4)  # formats 3 and 4 only added optional fields: older files lack them (None, or no dtypes)
 
 
 class Status(str, Enum):
@@ -192,7 +194,8 @@ class StaticEstimate:
     cache hits included), both by tilelang's ``tilelang.tools.Analyzer``.
     ``min_bytes`` is what must cross global memory at least once (the copied
     global buffers' sizes, at most ``bytes``): the roofline uses it, so
-    :attr:`roofline_ms` is a bound no run should beat at these peaks (FP16 tensor-core peaks: an FP8 GEMM can).
+    :attr:`roofline_ms` is a bound no run should beat at these peaks (the dense tensor-core peak of
+    ``operand_dtypes``, the GEMMs' A operands: FP16/BF16, TF32 for float32, FP8, INT8 or FP64).
     :mod:`tilelab.estimate` builds this record and names the peaks' source.
     """
 
@@ -203,6 +206,7 @@ class StaticEstimate:
     peak_flops: float  # FLOP/s
     peak_bytes: float  # bytes/s
     peaks_source: str  # the datasheet figure the peaks are, in words
+    operand_dtypes: tuple[str, ...] = ()  # the dtypes the T.gemm calls multiply, which pick the FLOP peak
 
     @property
     def arithmetic_intensity(self) -> float:
@@ -440,6 +444,10 @@ def _upgraded_from_v1(data: dict) -> dict:
     return data
 
 
+def _estimate_from(data: dict) -> StaticEstimate:
+    return StaticEstimate(**{**data, "operand_dtypes": tuple(data.get("operand_dtypes", ()))})
+
+
 def _decode_kernel(data: dict) -> KernelRecord:
     return KernelRecord(
         **{
@@ -458,7 +466,7 @@ def _decode_kernel(data: dict) -> KernelRecord:
             "error": None if data["error"] is None else ErrorRecord(**data["error"]),
             "warnings": tuple(data["warnings"]),
             "machine_code": None if data.get("machine_code") is None else MachineCodeRecord.from_dict(data["machine_code"]),
-            "estimate": None if data.get("estimate") is None else StaticEstimate(**data["estimate"]),
+            "estimate": None if data.get("estimate") is None else _estimate_from(data["estimate"]),
             "profile": None if data.get("profile") is None else ProfileRecord.from_dict(data["profile"]),
         }
     )
