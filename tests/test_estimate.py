@@ -228,6 +228,18 @@ def test_lowered_tuning_rows_have_roofline_columns():
     assert frame["roofline_pct"].isna().all()  # lowered only: no latency measured
 
 
+def test_configs_answered_from_the_history_keep_their_roofline(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("lowering-only sweeps happen where there is no GPU")
+    configs, db = [{"block_M": 128, "block_N": 128}], tmp_path / "history.db"
+    first = tilelab.tune(matmul, 1024, 1024, 1024, configs=configs, arch="sm_90", db=db)
+    again = tilelab.tune(matmul, 1024, 1024, 1024, configs=configs, arch="sm_90", db=db)
+
+    assert again.rows[0].cached and again.rows[0].roofline_ms == first.rows[0].roofline_ms > 0
+
+
 def test_a_configs_record_carries_its_rows_latency():
     row = TuneRow(0, {"block_M": 64}, TuneStatus.OK, latency_ms=0.05)
     result = TuneResult("matmul", ({"block_M": 64},), ("block_M",), "none", kernel=matmul, choice=resolve_target("sm_90a", None))

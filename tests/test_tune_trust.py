@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import tilelab
+from tilelab.tune.store import SCHEMA_VERSION
 
 TESTS = Path(__file__).parent
 
@@ -241,16 +242,16 @@ def test_a_history_of_the_first_format_is_migrated_and_its_rows_used(history):
 
     assert _remeasured(again) == []  # its timeout stands: the migration read the limit from the message
     assert again.rows[1].latency_ms == first.rows[1].latency_ms
-    assert _sql(db, "PRAGMA user_version") == [(3,)]
+    assert _sql(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
     assert _sql(db, "SELECT timeout_s FROM tuning_rows WHERE status = 'timeout'") == [(60.0,)]
 
 
 def test_a_history_of_the_second_format_gains_the_new_columns_and_keeps_its_rows(history):
-    from tilelab.tune.store import _ADDED_IN_3
+    from tilelab.tune.store import _ADDED_IN_3, _ADDED_IN_4
 
     db, first = history
-    with sqlite3.connect(db) as conn:  # back to format 2: no spread, re-benchmark, machine-code or search columns
-        for name, _ in _ADDED_IN_3:
+    with sqlite3.connect(db) as conn:  # back to format 2: no spread, re-benchmark, machine-code, search or roofline columns
+        for name, _ in (*_ADDED_IN_3, *_ADDED_IN_4):
             conn.execute(f"ALTER TABLE tuning_rows DROP COLUMN {name}")
         conn.execute("PRAGMA user_version = 2")
 
@@ -260,10 +261,23 @@ def test_a_history_of_the_second_format_gains_the_new_columns_and_keeps_its_rows
     assert _remeasured(again) == [128]  # the format-2 rows still answer for their configs
     assert again.rows[1].latency_ms == first.rows[1].latency_ms and again.rows[1].repetitions is None
     assert again.rows[3].repetitions >= 1 and again.rows[3].chosen_by == "grid"
-    assert _sql(db, "PRAGMA user_version") == [(3,)]
+    assert _sql(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
     columns = {column[1] for column in _sql(db, "PRAGMA table_info(tuning_rows)")}
     assert {name for name, _ in _ADDED_IN_3} <= columns
     assert _sql(db, "SELECT repetitions FROM tuning_rows WHERE json_extract(config, '$.block') = 128") == [(again.rows[3].repetitions,)]
+
+
+def test_a_history_of_the_third_format_gains_the_roofline_column_and_keeps_its_rows(history):
+    db, first = history
+    with sqlite3.connect(db) as conn:  # back to format 3: no roofline_ms
+        conn.execute("ALTER TABLE tuning_rows DROP COLUMN roofline_ms")
+        conn.execute("PRAGMA user_version = 3")
+
+    again = _scale_add(db, tilelab.choices([0, 32, 64.5]), timeout=60)
+
+    assert _remeasured(again) == [] and again.rows[1].latency_ms == first.rows[1].latency_ms
+    assert _sql(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    assert "roofline_ms" in {column[1] for column in _sql(db, "PRAGMA table_info(tuning_rows)")}
 
 
 def test_an_unusable_default_history_falls_back_to_memory_with_a_warning(tmp_path, monkeypatch):

@@ -71,7 +71,7 @@ class TuneRow:
     shared_bytes: int | None = None
     occupancy: float | None = None
     launchable: bool | None = None
-    roofline_ms: float | None = None  # the static roofline bound (tilelab.estimate); not stored in the history
+    roofline_ms: float | None = None  # the static roofline bound (tilelab.estimate)
     trial: int | None = None  # the order in which configs were tried
     chosen_by: str | None = None  # "grid", "sampler", "warm start", "static prior", "random" or "history"
     elapsed_s: float | None = None  # seconds from the start of the run to this row

@@ -15,7 +15,8 @@ format or a file TileLab cannot write raises :class:`TuningHistoryError`.
 The format is ``PRAGMA user_version`` (marked as TileLab's by
 ``PRAGMA application_id``); older formats are migrated in place, one step at a
 time: version 1 (no version stored, no ``timeout_s`` column), version 2 (no
-latency spread, re-benchmark, machine-code or search columns).
+latency spread, re-benchmark, machine-code or search columns), version 3 (no
+``roofline_ms``).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ __all__ = [
     "tuning_history",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 _APPLICATION_ID = 0x544C4142  # "TLAB"
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _CREATE = """
@@ -92,12 +93,14 @@ _ADDED_IN_3 = (
     ("chosen_by", "TEXT"),
     ("elapsed_s", "REAL"),
 )
-_CREATE = _CREATE.format(added=",\n    ".join(f"{name} {kind}" for name, kind in _ADDED_IN_3))
+# Format 4: the static roofline bound, so a config answered from the history keeps its roofline_pct.
+_ADDED_IN_4 = (("roofline_ms", "REAL"),)
+_CREATE = _CREATE.format(added=",\n    ".join(f"{name} {kind}" for name, kind in (*_ADDED_IN_3, *_ADDED_IN_4)))
 _INDEXES = (
     "CREATE INDEX IF NOT EXISTS tuning_rows_key ON tuning_rows (kernel_hash, signature, target, device, config_key)",
     "CREATE INDEX IF NOT EXISTS tuning_rows_run ON tuning_rows (run_id, config_key)",
 )
-_ROW_FIELDS = ("status", "error", "latency_ms", "tflops", "gbps", "compile_s", "bench_s", *(name for name, _ in _ADDED_IN_3))
+_ROW_FIELDS = ("status", "error", "latency_ms", "tflops", "gbps", "compile_s", "bench_s", *(name for name, _ in (*_ADDED_IN_3, *_ADDED_IN_4)))
 _WRITTEN = ("created", *_ROW_FIELDS, "tilelang_version", "timeout_s")
 _CONFIG_FAILURES = (TuneStatus.COMPILE_ERROR, TuneStatus.CANNOT_LAUNCH, TuneStatus.RUN_ERROR, TuneStatus.MISMATCH)
 _WAY_OUT = "pass db= another file, or db=':memory:' to keep this run's rows in memory only"
@@ -407,13 +410,15 @@ def _migrate(conn: sqlite3.Connection, version: int) -> None:
     if version < 2:
         _migrate_from_1(conn)
     if version < 3:
-        _migrate_from_2(conn)
+        _add_columns(conn, _ADDED_IN_3)  # no spread, re-benchmark, machine-code or search columns: empty for its rows
+    if version < 4:
+        _add_columns(conn, _ADDED_IN_4)  # no roofline: empty for its rows
 
 
-def _migrate_from_2(conn: sqlite3.Connection) -> None:
-    """Version 2 had no spread, re-benchmark, machine-code or search columns: they are empty for its rows."""
+def _add_columns(conn: sqlite3.Connection, columns: tuple[tuple[str, str], ...]) -> None:
+    """The ``columns`` that ``tuning_rows`` lacks, added (empty for the rows it has)."""
     present = {column[1] for column in conn.execute("PRAGMA table_info(tuning_rows)")}
-    for name, kind in _ADDED_IN_3:
+    for name, kind in columns:
         if name not in present:
             conn.execute(f"ALTER TABLE tuning_rows ADD COLUMN {name} {kind}")
 
