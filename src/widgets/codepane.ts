@@ -23,6 +23,7 @@ import {
 } from '@codemirror/view';
 import { copyButton, h, keepKeys } from './dom';
 import { editorTheme, onThemeChange } from './theme';
+import { wrapping } from './wrapping';
 
 /** The languages panes know: TIR script reads as Python, CUDA as C++. */
 export function languageOf(language: string): Extension {
@@ -60,7 +61,7 @@ export class Editing {
       keymap.of([...searchKeymap, ...foldKeymap]),
       this.language.of([]),
       this.theme.of(editorTheme()),
-      this.wrap.of(wrap ? EditorView.lineWrapping : [])
+      this.wrap.of(wrapping(wrap))
     ];
   }
 
@@ -88,7 +89,7 @@ export class Editing {
 
   setWrap(views: EditorView[], wrap: boolean): void {
     for (const view of views) {
-      view.dispatch({ effects: this.wrap.reconfigure(wrap ? EditorView.lineWrapping : []) });
+      view.dispatch({ effects: this.wrap.reconfigure(wrapping(wrap)) });
     }
   }
 }

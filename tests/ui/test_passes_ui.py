@@ -75,6 +75,40 @@ def test_a_split_diff_shows_both_sides_at_1280_with_the_sidebars_open(lab):
     assert widest <= 1  # long lines wrap inside their side instead of widening the view
 
 
+# Where a line's text starts on its first visual line, and where its wrapped continuation starts.
+_TEXT_AND_CONTINUATION = """(line) => {
+    const range = document.createRange();
+    const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+    let first = null, last = null;
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const at = node.data.search(/\\S/);
+        if (first === null && at >= 0) first = [node, at];
+        if (node.data.length) last = node;
+    }
+    range.setStart(first[0], first[1]);
+    range.setEnd(last, last.data.length);
+    const rects = [...range.getClientRects()].filter(r => r.width > 0);
+    return [rects[0].left, Math.min(...rects.filter(r => r.top > rects[0].bottom - 1).map(r => r.left))];
+}"""
+
+
+def test_a_wrapped_line_continues_right_of_where_its_text_starts(lab):
+    page = lab.page
+    for name, mode, line in (("tl.LayoutInference", "split", ".cm-merge-b .cm-line"), ("tl.LowerTileOp", "unified", ".cm-deletedLine")):
+        row = _row(page, name)
+        row.click()
+        page.locator(f"{PASSES} .tl-segmented button[data-mode='{mode}']").click()
+        _shown(page, _index(row), mode=mode)
+        wrapped = page.locator(f"{PASSES} {line}", has_text="A_shared = T.Buffer((3, 128, 32)").first
+        bring_into_view(page, f"{PASSES} .tl-detail")  # CodeMirror draws what is on screen
+        wrapped.wait_for()
+
+        text_left, continuation_left = wrapped.evaluate(_TEXT_AND_CONTINUATION)
+
+        assert continuation_left > text_left  # without the hanging indent it starts at the left edge
+    page.locator(f"{PASSES} .tl-segmented button[data-mode='split']").click()
+
+
 def test_ignoring_whitespace_changes_what_counts_in_layout_inference(lab):
     page = lab.page
     index = _index(_row(page, "tl.LayoutInference"))
