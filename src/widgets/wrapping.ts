@@ -2,8 +2,9 @@
  * Line wrapping that keeps a line's indentation: a wrapped line continues two
  * columns right of where its text starts, not at the left edge, so a long
  * `T.Buffer(...)` in a narrow side of a split diff still reads as one
- * statement of its block. (CodeMirror wraps to column 0; this is the
- * padding-left / negative text-indent line decoration its authors suggest.)
+ * statement of its block. CodeMirror wraps to column 0; a line decoration of
+ * padding-left with a negative text-indent moves the continuation only
+ * (the approach of codemirror/dev#384).
  */
 
 import { Extension, RangeSetBuilder } from '@codemirror/state';
@@ -27,7 +28,7 @@ function hangAt(columns: number): Decoration {
 }
 
 /** The indentation of `text` in columns (a tab to the next multiple of `tabSize`). */
-export function indentColumns(text: string, tabSize: number): number {
+function indentColumns(text: string, tabSize: number): number {
   let columns = 0;
   for (const char of text) {
     if (char === ' ') {
