@@ -103,6 +103,20 @@ def test_a_second_format_postgres_history_is_migrated_by_the_same_migrations(url
     assert measured['{"block": 32}'].row.latency_ms == 0.5
 
 
+def test_a_third_format_postgres_history_gains_the_roofline_column(url):
+    from tilelab.tune.store_postgres import PostgresStore
+
+    PostgresStore(url).write(KEY, "old-run", TuneRow(0, {"block": 48}, TuneStatus.OK, latency_ms=0.5), "0.1.15", 60.0)
+    _sql(url, "ALTER TABLE tuning_rows DROP COLUMN roofline_ms")  # back to format 3
+    _sql(url, "UPDATE tilelab_format SET version = 3")
+
+    measured = PostgresStore(url).measured(KEY)
+
+    assert _sql(url, "SELECT version FROM tilelab_format") == [(SCHEMA_VERSION,)]
+    columns = {name for (name,) in _sql(url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'tuning_rows'")}
+    assert "roofline_ms" in columns and measured['{"block": 48}'].row.roofline_ms is None
+
+
 def test_a_first_format_postgres_history_gets_its_time_limits_and_crashes_back(url):
     from tilelab.tune.store_postgres import PostgresStore
 

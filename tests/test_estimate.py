@@ -173,7 +173,7 @@ def test_a_format_2_record_without_an_estimate_loads_with_none(gemm_record):
     assert loaded.passes == gemm_record.passes
 
 
-def test_a_format_3_estimate_without_operand_dtypes_loads_with_none(gemm_record):
+def test_a_format_3_estimate_without_operand_dtypes_loads_with_the_fp16_peak(gemm_record):
     payload = json.loads(gemm_record.to_json())
     del payload["record"]["estimate"]["operand_dtypes"]
     payload["format"] = 3
