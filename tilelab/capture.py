@@ -36,7 +36,6 @@ __all__ = [
     "compile_kernel",
     "describe_arguments",
     "explore",
-    "needs_machine_code",
     "place",
     "with_machine_code",
 ]
@@ -67,17 +66,12 @@ def explore(
     return with_machine_code(compiled.record, compiled.kernel) if machine_code else compiled.record
 
 
-def needs_machine_code(record: KernelRecord) -> bool:
-    """A successful CUDA record: nvcc can build its PTX, SASS and resources."""
-    return record.ok and record.source is not None and record.source.language == "cuda"
-
-
 def with_machine_code(record: KernelRecord, kernel: Any = None) -> KernelRecord:
     """``record`` with its machine code (PTX, SASS, resources, occupancy) built by nvcc; unchanged when not CUDA.
 
     ``kernel``, the ``JITKernel`` TileLang compiled for the record, shows its own cubin's SASS.
     """
-    if not needs_machine_code(record):
+    if not record.has_cuda_source:
         return record
     from tilelab.machine import machine_code_for
 

@@ -223,10 +223,9 @@ class TileLangMagics(Magics):
 
     def _build_machine_code(self, record: KernelRecord, cell_key: str, jit_kernel: Any = None) -> None:
         """Build PTX/SASS/resources in the background; the finished record replaces this one everywhere."""
-        from tilelab.capture import needs_machine_code
         from tilelab.machine import start_machine_code
 
-        if not needs_machine_code(record):
+        if not record.has_cuda_source:
             return
 
         def attach(future: Any) -> None:

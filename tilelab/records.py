@@ -308,6 +308,11 @@ class KernelRecord:
         machine_ok = self.machine_code is None or self.machine_code.launchable
         return not self.launch_problems and machine_ok
 
+    @property
+    def has_cuda_source(self) -> bool:
+        """Compiled, with CUDA device source: what nvcc can build machine code from."""
+        return self.ok and self.source is not None and self.source.language == "cuda"
+
     def with_machine_code(self, machine_code: MachineCodeRecord) -> KernelRecord:
         """This record (same id) with its machine code attached."""
         return replace(self, machine_code=machine_code)

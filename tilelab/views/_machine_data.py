@@ -254,7 +254,7 @@ def _state(record: KernelRecord) -> tuple[str, str]:
         return "ready", ""
     if machine is not None:
         return "none", machine.notes[0] if machine.notes else "nvcc produced no PTX or SASS for this kernel."
-    if not (record.ok and record.source is not None and record.source.language == "cuda"):  # capture's rule
+    if not record.has_cuda_source:
         if not record.ok:
             return "none", "No machine code: the compile failed before there was CUDA to build."
         if record.source is None:

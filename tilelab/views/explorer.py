@@ -151,8 +151,7 @@ class ExplorerView(BundleView):
         from tilelab.registry import default_registry
 
         record = self.record
-        buildable = record.ok and record.source is not None and record.source.language == "cuda"  # capture's rule
-        if not buildable or record.machine_code is not None or self._unsubscribe is not None:
+        if not record.has_cuda_source or record.machine_code is not None or self._unsubscribe is not None:
             return
         self._unsubscribe = default_registry().subscribe(self._on_registry)
         if _newest(record).machine_code is not None:  # it arrived before we subscribed
