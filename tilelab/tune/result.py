@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-__all__ = ["RESOURCE_COLUMNS", "ROOFLINE_COLUMNS", "SPREAD_COLUMNS", "TuneResult", "TuneRow", "TuneStatus"]
+__all__ = ["RESOURCE_COLUMNS", "ROOFLINE_COLUMNS", "SPREAD_COLUMNS", "TuneResult", "TuneRow", "TuneStatus", "best_rank"]
 
 RESOURCE_COLUMNS = ("registers", "spills", "shared_bytes", "occupancy", "launchable")
 SPREAD_COLUMNS = ("latency_min_ms", "latency_median_ms", "latency_p90_ms", "latency_std_ms")
@@ -43,6 +43,12 @@ class TuneStatus(str, Enum):
     CRASHED = "crashed"  # the compile worker died: the run failed, not (necessarily) the config
     WORKER_LOST = "worker_lost"  # a cluster worker went away mid-task: retried once elsewhere; the run failed
     COMPILED = "compiled"  # compiled, not yet benchmarked (the sweep was interrupted)
+
+
+def best_rank(latency_ms: float | None, rebench_ms: float | None) -> tuple[bool, float]:
+    """How a timed ``ok`` row ranks for "best", smallest first: rows benchmarked again at the end of
+    their sweep come before the others, each by its own time (the re-benchmark, else the latency)."""
+    return (rebench_ms is None, latency_ms if rebench_ms is None else rebench_ms)
 
 
 @dataclass(frozen=True)
@@ -153,11 +159,8 @@ class TuneResult:
         When the top configs were benchmarked again one after another at the end
         (``rebench_ms``), the best is the fastest of that re-benchmark.
         """
-        rebenched = [row for row in self.rows.values() if row.ok and row.rebench_ms is not None]
-        if rebenched:
-            return min(rebenched, key=lambda row: row.rebench_ms)
-        timed = [row for row in self.rows.values() if row.ok and row.latency_ms is not None]
-        return min(timed, key=lambda row: row.latency_ms) if timed else None
+        timed = [row for row in self.rows.values() if row.ok and (row.rebench_ms is not None or row.latency_ms is not None)]
+        return min(timed, key=lambda row: best_rank(row.latency_ms, row.rebench_ms)) if timed else None
 
     @property
     def best_config(self) -> dict[str, Any] | None:
@@ -208,7 +211,7 @@ class TuneResult:
         ``spills``, ``shared_bytes``, ``occupancy``, ``launchable``; empty without
         nvcc or off CUDA), the static roofline (``roofline_ms``, and ``roofline_pct``
         of ``latency_ms``; empty where tilelang's Analyzer cannot count the kernel,
-        and for rows from the history, which does not store it), ``trial``,
+        and for rows of a history written before it stored them), ``trial``,
         ``chosen_by``, ``elapsed_s``, ``device``, ``cached``.
         """
         import pandas as pd

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tilelab.tune.result import TuneRow, TuneStatus
+from tilelab.tune.result import TuneRow, TuneStatus, best_rank
 from tilelab.tune.space import config_key
 
 __all__ = [
@@ -332,9 +332,8 @@ class TuningStore:
 
         Shapes are compared by their numbers (tensor dimensions and numeric
         arguments, on a log scale); only signatures of the same form (the same
-        arguments, dtypes and keys) count. Each nearby shape gives its fastest config
-        by the rule of :attr:`TuneResult.best`: the fastest re-benchmark where its top
-        configs were benchmarked again, else the fastest latency.
+        arguments, dtypes and keys) count. Each nearby shape gives its best config
+        by the rule of :attr:`TuneResult.best` (:func:`~tilelab.tune.result.best_rank`).
         """
         form, numbers = _signature_numbers(key.signature)
         query = (
@@ -348,7 +347,7 @@ class TuningStore:
             raise self._unusable(exc) from None
         best: dict[str, tuple[tuple[bool, float], str]] = {}
         for signature, config, latency, rebench in found:
-            rank = (rebench is None, latency if rebench is None else rebench)  # re-benchmarked rows first
+            rank = best_rank(latency, rebench)
             if signature not in best or rank < best[signature][0]:
                 best[signature] = (rank, config)
         ranked = []
