@@ -196,13 +196,12 @@ def profile(kernel: Any, *inputs: Any, sections=DEFAULT_SECTIONS, timeout: float
 
 def _summary(frame: Any, jit: Any):
     """The frame's :class:`~tilelab.profile_summary.ProfileRecord`, measured against the present device's peaks."""
-    import torch
-
     from tilelab.estimate import estimate_of_built
     from tilelab.profile_summary import summarize
+    from tilelab.targets import gpu_name
 
     attrs = getattr(jit.target, "attrs", None)  # a tvm Target (a str target names no arch)
     arch = str(attrs.get("arch", "")) if attrs is not None else ""
-    device_name = torch.cuda.get_device_name() if torch.cuda.is_available() else None
+    device_name = gpu_name()
     estimate, note = estimate_of_built(jit, arch, device_name) if arch else (None, "the target names no arch")
     return summarize(frame, estimate, arch, device_name, note or "")

@@ -147,9 +147,7 @@ class DaskEngine:
                 answers.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
         except TimeoutError:
             raise ClusterError(f"a Dask worker did not answer within {_PROBE_S:g} s; are its threads busy?") from None
-        except (
-            Exception
-        ) as exc:  # whatever the worker raised, as one line: TileLab or the kernel's imports missing there
+        except Exception as exc:  # whatever the worker raised, as one line (TileLab or the kernel's imports missing)
             raise ClusterError(f"a Dask worker could not prepare for tuning ({type(exc).__name__}: {exc})") from None
         finally:
             self.client.cancel(futures)

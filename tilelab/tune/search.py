@@ -66,7 +66,7 @@ SAMPLERS = ("tpe", "gp", "random")
 # 0.38; 128: 0.25 / 0.16 / 0.18; 256: 0.13 / 0.08 / 0.04. Up to 36 configs no sampler beats the
 # grid's own order; from 48 on both do. On an H200 (bench/results/search.json), with the static prior
 # choosing the first batch of CUDA studies (tilelab/tune/prior.py), a 30 % search of the 36-, 16- and
-# 216-config spaces reached the grid's best ±2 % after a median 6 %, 17 % and 17 % of the grid's benchmarks;
+# 216-config spaces reached the grid's best ±2 % after a median 6 %, 17 % and 9 % of the grid's benchmarks;
 # without the prior the two small spaces got there in 1 of 5 seeds. "auto" still runs the grid up to 40
 # configs: its threshold comes from the CPU replays above, where no prior applies.
 AUTO_THRESHOLD = 40
