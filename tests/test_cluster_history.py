@@ -2,38 +2,19 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 import threading
 
 import pandas as pd
 import pytest
 from postgres_server import running_server
+from tune_kernels import kernel_module
 
 import tilelab
 from tilelab.tune.result import TuneRow, TuneStatus
 from tilelab.tune.store import _ADDED_IN_3, SCHEMA_VERSION, RunKey, TuningStore
 
 KEY = RunKey.of("scale_add", "def scale_add(): ...", "{}", '{"kind": "c"}', "cpu: test")
-MARKED = '''
-import pathlib
-import tilelang
-import tilelang.cpu.language as C
-
-HERE = pathlib.Path(__file__).parent
-
-@tilelang.jit(target="c", out_idx=[-1])
-def pg_marked(N=256, block=32):
-    (HERE / "elaborated").touch()
-
-    @C.prim_func
-    def main(A: C.Tensor((N,), "float32"), Out: C.Tensor((N,), "float32")):
-        with C.Kernel(C.ceildiv(N, block)) as bx:
-            for i in C.serial(block):
-                Out[bx * block + i] = A[bx * block + i] * 2.0
-
-    return main
-'''
 
 
 @pytest.fixture(scope="module")
@@ -136,10 +117,8 @@ def test_a_first_format_postgres_history_gets_its_time_limits_and_crashes_back(u
 @pytest.fixture
 def marked(tmp_path):
     """A kernel that leaves a file behind when it is elaborated, i.e. when anything compiles."""
-    (tmp_path / "pg_marked_kernel.py").write_text(MARKED)
-    sys.path.insert(0, str(tmp_path))
     try:
-        yield importlib.import_module("pg_marked_kernel").pg_marked, tmp_path / "elaborated"
+        yield kernel_module(tmp_path, "pg_marked_kernel", "pg_marked", body="(HERE / 'elaborated').touch()"), tmp_path / "elaborated"
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("pg_marked_kernel", None)

@@ -5,7 +5,6 @@ is one line. Real CPU-target sweeps throughout.
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import signal
@@ -17,40 +16,12 @@ import time
 from pathlib import Path
 
 import pytest
+from tune_kernels import kernel_module
 
 import tilelab
 from tilelab.tune.store import SCHEMA_VERSION
 
 TESTS = Path(__file__).parent
-
-KERNEL = '''
-import os, pathlib
-import tilelang
-import tilelang.cpu.language as C
-
-HERE = pathlib.Path(__file__).parent
-
-@tilelang.jit(target="c", out_idx=[-1])
-def {name}(N=960, block=32):
-    {body}
-
-    @C.prim_func
-    def main(A: C.Tensor((N,), "float32"), Out: C.Tensor((N,), "float32")):
-        with C.Kernel(C.ceildiv(N, block)) as bx:
-            for i in C.serial(block):
-                Out[bx * block + i] = A[bx * block + i] * 2.0
-
-    return main
-'''
-
-
-def _kernel(directory: Path, module: str, name: str, body: str = "pass"):
-    """A CPU kernel in its own importable module file (compile workers import it by name)."""
-    (directory / f"{module}.py").write_text(KERNEL.format(name=name, body=body))
-    if str(directory) not in sys.path:
-        sys.path.insert(0, str(directory))
-    return getattr(importlib.import_module(module), name)
-
 
 def _scale_add(db: Path, block, **kwargs):
     from tune_kernels import scale_add
@@ -111,7 +82,7 @@ def test_a_compile_error_stands_until_tilelang_changes(history):
 
 def test_a_changed_kernel_source_is_measured_afresh(history, tmp_path):
     db, _ = history
-    edited = _kernel(tmp_path, "trust_edited_kernel", "scale_add", body="pass  # edited")
+    edited = kernel_module(tmp_path, "trust_edited_kernel", "scale_add", body="pass  # edited")
 
     result = tilelab.tune(edited, block=tilelab.choices([0]), db=db)
 
@@ -120,7 +91,7 @@ def test_a_changed_kernel_source_is_measured_afresh(history, tmp_path):
 
 def test_a_crashed_worker_is_measured_again_on_the_next_run(tmp_path):
     crash_once = "if block == 48 and not (HERE / 'crashed').exists():\n        (HERE / 'crashed').touch()\n        os._exit(3)"
-    kernel = _kernel(tmp_path, "trust_crash_kernel", "crash_once", body=crash_once)
+    kernel = kernel_module(tmp_path, "trust_crash_kernel", "crash_once", body=crash_once)
     db = tmp_path / "crash.db"
 
     first = tilelab.tune(kernel, block=tilelab.choices([32, 48]), db=db)
@@ -149,7 +120,7 @@ def test_a_timeout_is_tried_again_only_under_a_longer_limit(tmp_path):
 def marked(tmp_path_factory):
     """A kernel that leaves a file behind when it is elaborated, i.e. when anything compiles."""
     directory = tmp_path_factory.mktemp("marked")
-    kernel = _kernel(directory, "trust_marked_kernel", "marked", body="(HERE / 'elaborated').touch()")
+    kernel = kernel_module(directory, "trust_marked_kernel", "marked", body="(HERE / 'elaborated').touch()")
     return kernel, directory / "elaborated"
 
 
