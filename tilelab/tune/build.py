@@ -7,21 +7,28 @@ few milliseconds) rather than a second nvcc run.
 
 :class:`KernelSpec` is how a kernel travels to a worker: the undecorated
 Python function, pickled with ``cloudpickle`` (a TileLang dependency) by value
-when it lives in a notebook cell or ``__main__``, plus the text of the file or
-cell that defined it. TileLang re-reads a kernel's source through ``inspect``
-(the ``@T.prim_func`` parser and ``@tilelang.jit`` both do), so the worker puts
-that text into ``linecache`` under the original file name before unpickling;
-line numbers in errors then still point at the user's cell.
+when it lives in a notebook cell or ``__main__``, plus its file name and the
+text of the file or cell that defined it. TileLang re-reads a kernel's source
+through ``inspect`` (the ``@T.prim_func`` parser and ``@tilelang.jit`` both do),
+so the worker puts that text into ``linecache`` under the original file name and
+gives the function's code objects that file name back itself: what a serializer
+does with file names (cloudpickle 3.1.3 writes ``<dynamic-code>``) cannot matter.
+Line numbers in errors then still point at the user's cell.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import linecache
 import pickle
+import re
 import sys
+import types
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+import cloudpickle
 
 from tilelab import _tilelang as tl
 
@@ -58,16 +65,15 @@ class KernelSpec:
     jit_options: dict[str, Any] | None  # None: a plain function returning a PrimFunc
     files: dict[str, list[str]] = field(default_factory=dict)  # source lines not on disk, by file name
     modules: dict[str, str] = field(default_factory=dict)  # global name -> module, for string annotations
+    filename: str = ""  # where the function was defined (a file, or a cell's name in linecache)
 
     def load(self) -> Any:
         """Rebuild the kernel: the ``@tilelang.jit`` object, or the plain function."""
-        import importlib
-
-        import cloudpickle
-
         for filename, lines in self.files.items():
             linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
         function = cloudpickle.loads(self.function)
+        if self.filename and isinstance(function, types.FunctionType) and function.__code__.co_filename != self.filename:
+            function.__code__ = with_filename(function.__code__, self.filename)
         # TileLang evaluates string annotations in the globals of the function's module by name:
         # for a function of ``__main__`` that is the worker's own ``__main__``.
         home = sys.modules.get(function.__module__)
@@ -86,8 +92,6 @@ def spec_of(kernel: Any) -> KernelSpec:
 
     An ``@autotune`` kernel travels as its ``@jit``: the sweep itself supplies the configs.
     """
-    import cloudpickle
-
     function = tl.python_function(kernel)
     if not callable(function) or not hasattr(function, "__code__"):
         raise TypeError(f"tune() needs a @tilelang.jit function or a function returning a PrimFunc, got {type(kernel).__name__}")
@@ -95,17 +99,21 @@ def spec_of(kernel: Any) -> KernelSpec:
         raise TypeError(f"{function.__qualname__} is defined inside a function; define the kernel at the top level of its cell or module")
     options = tl.jit_options(kernel)
     filename = function.__code__.co_filename
-    files = {}
-    if not Path(filename).is_file():
-        lines = linecache.getlines(filename)
-        if not lines:
-            raise TypeError(f"the source of {function.__qualname__} ({filename}) is not available to compile workers")
-        files[filename] = lines
+    lines = linecache.getlines(filename)  # sent even when on disk here: a worker's host may not have the file
+    if not lines:
+        raise TypeError(f"the source of {function.__qualname__} ({filename}) is not available to compile workers")
+    files = {filename: lines}
     try:
         pickled = cloudpickle.dumps(function)
     except (pickle.PicklingError, TypeError, AttributeError) as exc:
         raise TypeError(f"cannot send {function.__qualname__} to compile workers: a global it uses cannot be pickled ({exc})") from None
-    return KernelSpec(pickled, options, files, _named_modules(function))
+    return KernelSpec(pickled, options, files, _named_modules(function), filename)
+
+
+def with_filename(code: types.CodeType, filename: str) -> types.CodeType:
+    """``code`` and every code object nested in it (inner functions, comprehensions) with ``co_filename`` set."""
+    constants = tuple(with_filename(c, filename) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=constants)
 
 
 def _named_modules(function: Any) -> dict[str, str]:
@@ -115,10 +123,6 @@ def _named_modules(function: Any) -> dict[str, str]:
     code refers to; names used only in string annotations (``from __future__ import annotations``,
     which TileLang evaluates in the function's globals) would be missing in the worker.
     """
-    import inspect
-    import re
-    import types
-
     try:
         source = inspect.getsource(function)
     except (OSError, TypeError):
@@ -138,8 +142,6 @@ def kernel_name(kernel: Any) -> str:
 
 def kernel_source(kernel: Any) -> str:
     """The source text of the kernel's definition (what the history is keyed on)."""
-    import inspect
-
     function = tl.python_function(kernel)
     try:
         return inspect.getsource(function)
