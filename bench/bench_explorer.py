@@ -30,6 +30,36 @@ def _build(record):
     return view, bundle, time.perf_counter() - started
 
 
+def state_bytes(widget) -> int:
+    """JSON size of the synced state of ``widget`` and of every widget it references (what the browser gets first)."""
+    from ipywidgets import Widget
+
+    total, seen, stack = 0, set(), [widget]
+    while stack:
+        current = stack.pop()
+        if current.model_id in seen:
+            continue
+        seen.add(current.model_id)
+        total += _json_bytes(current.get_state())
+        for name in current.keys:
+            value = getattr(current, name)
+            stack += [child for child in (value if isinstance(value, (list, tuple)) else [value]) if isinstance(child, Widget)]
+    return total
+
+
+def _json_bytes(state) -> int:
+    """Bytes of ``state`` as the comm sends it: JSON, binary values beside it as buffers."""
+    import json
+
+    if isinstance(state, (bytes, bytearray, memoryview)):
+        return len(bytes(state))
+    if isinstance(state, dict):
+        return 2 + sum(len(json.dumps(str(k))) + 2 + _json_bytes(v) for k, v in state.items())
+    if isinstance(state, (list, tuple)):
+        return 2 + sum(_json_bytes(v) + 1 for v in state)
+    return len(json.dumps(state, default=str))
+
+
 def _timed(function) -> float:
     started = time.perf_counter()
     function()
@@ -49,8 +79,6 @@ def main() -> None:
     started = time.perf_counter()
     record = tilelab.explore(matmul, arch=options.arch)
     capture_s = time.perf_counter() - started
-
-    from tilelab.views._bundle import state_bytes
 
     view, bundle, cold_s = _build(record)
     warm_s = statistics.median(_build(record)[2] for _ in range(options.repeat))

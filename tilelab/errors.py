@@ -72,18 +72,18 @@ class KernelCompileError(TileLabError):
 class CompilerOutput:
     """What the compiler printed while captured: fd 2 and tilelang's log records."""
 
-    _stderr: Any = None
+    stderr_file: Any = None
     log_lines: list[str] = field(default_factory=list)
-    _text: str | None = None
+    frozen_text: str | None = None
 
     def text(self) -> str:
-        if self._text is not None:
-            return self._text
+        if self.frozen_text is not None:
+            return self.frozen_text
         raw = ""
-        if self._stderr is not None:
-            self._stderr.flush()
-            self._stderr.seek(0)
-            raw = self._stderr.read().decode(errors="replace")
+        if self.stderr_file is not None:
+            self.stderr_file.flush()
+            self.stderr_file.seek(0)
+            raw = self.stderr_file.read().decode(errors="replace")
         return "\n".join([raw, *self.log_lines]).strip()
 
 
@@ -105,7 +105,7 @@ def captured_compiler_output() -> Iterator[CompilerOutput]:
     logger.handlers = [_ListHandler(output.log_lines)]
     logger.propagate = False
     with tempfile.TemporaryFile() as sink:
-        output._stderr = sink
+        output.stderr_file = sink
         with contextlib.suppress(Exception):
             sys.stderr.flush()
         saved_fd = os.dup(2)
@@ -116,8 +116,8 @@ def captured_compiler_output() -> Iterator[CompilerOutput]:
             os.dup2(saved_fd, 2)
             os.close(saved_fd)
             logger.handlers, logger.propagate = saved_handlers, saved_propagate
-            output._text = output.text()
-            output._stderr = None
+            output.frozen_text = output.text()
+            output.stderr_file = None
 
 
 def error_record(

@@ -7,9 +7,9 @@ tried instead, and return the best:
 
 - :class:`SpaceTPESampler` ("tpe"): Optuna's TPE — the same split of trials into
   good and bad, the same Parzen estimators, the same ``l(x) / g(x)`` score —
-  evaluated on every candidate rather than on 24 draws from ``l(x)``. It leans
-  on TPE's protected methods (Optuna 5); should they change, it falls back to
-  TPE's own draws.
+  evaluated on every candidate rather than on 24 draws from ``l(x)``. Optuna
+  keeps those pieces private, so :mod:`tilelab.tune.parzen` is our own copy of
+  the rule, on Optuna's public types.
 - :class:`SpaceGPSampler` ("gp"): a Gaussian process (Matérn 5/2 on log2-scaled
   numbers, one-hot categories; length scale by marginal likelihood) over the
   log latencies of the configs that ran, expected improvement weighted by the
@@ -32,8 +32,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from optuna.samplers import BaseSampler, RandomSampler, TPESampler
+from optuna.samplers import BaseSampler, RandomSampler
 from optuna.trial import TrialState
+
+from tilelab.tune.parzen import tpe_score
 
 __all__ = ["CandidatePool", "SpaceGPSampler", "SpaceRandomSampler", "SpaceTPESampler"]
 
@@ -94,7 +96,7 @@ class _SpaceSampler(BaseSampler):
         candidates = self.pool.untried()
         if not search_space or len(candidates) == 0:
             return {}
-        trials = [t for t in study._get_trials(deepcopy=False, states=_LIVE, use_cache=False) if t.number != trial.number]
+        trials = [t for t in study.get_trials(deepcopy=False, states=_LIVE) if t.number != trial.number]
         trials = [t for t in trials if set(self.pool.names) <= set(t.params)]
         finished = [t for t in trials if t.state is not TrialState.RUNNING]
         if len(finished) < self._n_startup or not any(t.state is TrialState.COMPLETE for t in finished):
@@ -113,24 +115,9 @@ class SpaceTPESampler(_SpaceSampler):
 
     def __init__(self, pool: CandidatePool, seed: int | None = None, n_startup_trials: int = 3) -> None:
         super().__init__(pool, seed, n_startup_trials)
-        self._tpe = TPESampler(seed=seed, multivariate=True, constant_liar=True, n_startup_trials=0)
 
     def _choose(self, study: Any, trial: Any, trials: list[Any], candidates: np.ndarray) -> int:
-        try:
-            from optuna.samplers._tpe.sampler import _split_trials, default_gamma
-
-            space = self.pool.distributions
-            done = sum(t.state is not TrialState.RUNNING for t in trials)
-            below, above = _split_trials(study, trials, default_gamma(done))
-            good = self._tpe._build_parzen_estimator(study, space, below, handle_below=True)
-            bad = self._tpe._build_parzen_estimator(study, space, above, handle_below=False)
-            samples = {name: candidates[:, j].astype(float) for j, name in enumerate(self.pool.names)}
-            score = good.log_pdf(samples) - bad.log_pdf(samples)
-        except (ImportError, AttributeError, TypeError):  # TPE's internals moved: its own draws, nearest untried
-            drawn = self._tpe.sample_relative(study, trial, self.pool.distributions) or {}
-            wanted = np.array([drawn.get(name, 0) for name in self.pool.names])
-            score = -np.abs(candidates - wanted).sum(axis=1)
-        return int(np.argmax(score))
+        return int(np.argmax(tpe_score(trials, self.pool.distributions, candidates)))
 
 
 def _matern52(a: np.ndarray, b: np.ndarray, length: float) -> np.ndarray:

@@ -14,7 +14,7 @@ class BundleView:
 
     The widget and the snapshot are built once, on first use, so constructing a
     view is cheap and ``__repr__`` never serialises widget traits. A view whose
-    ``_live_key`` is not None keeps one live widget tree per key: building its
+    ``live_key`` is not None keeps one live widget tree per key: building its
     widget closes the tree of the previous view of that key (see :mod:`tilelab.views._live`).
     """
 
@@ -26,7 +26,7 @@ class BundleView:
         """The live widget (built on first access, and again after it was closed)."""
         if self._widget is None or self._widget.comm is None:  # a closed widget has no comm
             self._widget = self._build_widget()
-            key = self._live_key()
+            key = self.live_key()
             if key is not None:
                 from tilelab.views._live import live_views
 
@@ -41,7 +41,7 @@ class BundleView:
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
         try:
-            problem = self._widget_problem()
+            problem = self.widget_problem()
             if problem is not None:
                 # No live widget can load: one line saying why, above the static snapshot.
                 notice = f"<p data-tilelab='no-bundle' style='color:#9a6700'>{html.escape(problem)}</p>"
@@ -60,11 +60,11 @@ class BundleView:
     def __repr__(self) -> str:
         return self._text()
 
-    def _widget_problem(self) -> str | None:
+    def widget_problem(self) -> str | None:
         """Why the live widget cannot be shown here (its front-end bundle is missing), or None."""
         return None
 
-    def _live_key(self) -> Any:
+    def live_key(self) -> Any:
         """The key under which this view's widget is the one live tree (None: not tracked)."""
         return None
 
@@ -77,24 +77,3 @@ class BundleView:
     def _text(self) -> str:
         raise NotImplementedError
 
-
-def state_bytes(widget: Any) -> int:
-    """JSON size of the synced state of ``widget`` and of every widget it references (what the browser gets first)."""
-    import json
-
-    from ipywidgets import Widget
-    from ipywidgets.widgets.widget import _remove_buffers
-
-    total, seen, stack = 0, set(), [widget]
-    while stack:
-        current = stack.pop()
-        if current.model_id in seen:
-            continue
-        seen.add(current.model_id)
-        state, _paths, buffers = _remove_buffers(current.get_state())
-        total += len(json.dumps(state, default=str)) + sum(len(bytes(b)) for b in buffers)
-        for name in current.keys:
-            value = getattr(current, name)
-            children = value if isinstance(value, (list, tuple)) else [value]
-            stack += [child for child in children if isinstance(child, Widget)]
-    return total

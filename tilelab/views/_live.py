@@ -97,9 +97,9 @@ def live_bundle(view: Any) -> dict[str, Any] | None:
     """
     from tilelab.views._bundle import WIDGET_MIME, BundleView
 
-    if not isinstance(view, BundleView) or view._widget_problem() is not None:
+    if not isinstance(view, BundleView) or view.widget_problem() is not None:
         return None
-    key = view._live_key()
+    key = view.live_key()
     tree = live_views().get(key) if key is not None else None
     widget = tree if tree is not None else view.widget
     return {

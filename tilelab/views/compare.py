@@ -46,7 +46,7 @@ class CompareView(BundleView):
                 return row
         raise KeyError(f"no pass named {name!r} in either record")
 
-    def _irs(self, row: int) -> tuple[str, str]:
+    def irs_of(self, row: int) -> tuple[str, str]:
         left, right = self.pairs[row]
         return (
             ir_at(self.a.passes, left) if left is not None else "",
@@ -58,7 +58,7 @@ class CompareView(BundleView):
         if not 0 <= row < len(self.pairs):
             raise ValueError(f"row {row} is not one of the {len(self.pairs)} aligned passes")
         left, right = self.pairs[row]
-        before, after = self._irs(row)
+        before, after = self.irs_of(row)
         diff = DiffData(before, after, ignore_whitespace)
         return {
             "row": row,
@@ -72,12 +72,12 @@ class CompareView(BundleView):
             "removed": diff.removed,
         }
 
-    def _rows(self) -> list[list[Any]]:
+    def aligned_rows(self) -> list[list[Any]]:
         rows = []
         for row, (left, right) in enumerate(self.pairs):
             pa = self.a.passes[left] if left is not None else None
             pb = self.b.passes[right] if right is not None else None
-            before, after = self._irs(row)
+            before, after = self.irs_of(row)
             same = pa is not None and pb is not None and before == after
             rows.append(
                 [
@@ -90,10 +90,10 @@ class CompareView(BundleView):
             )
         return rows
 
-    def _live_key(self) -> tuple[str, str, str]:
+    def live_key(self) -> tuple[str, str, str]:
         return ("compare", self.a.id, self.b.id)
 
-    def _widget_problem(self) -> str | None:
+    def widget_problem(self) -> str | None:
         from tilelab.views.widgets import bundle_problem
 
         return bundle_problem()
@@ -107,7 +107,7 @@ class CompareView(BundleView):
         return CompareWidget(
             {"pair": pair},
             kind="compare",
-            rows=self._rows(),
+            rows=self.aligned_rows(),
             labels=list(_labels(self.a, self.b)),
             only=list(only_in(self.a, self.b)),
             selected=self.selected,
@@ -129,7 +129,7 @@ def compare_html(view: CompareView) -> str:
 
     label_a, label_b = _labels(view.a, view.b)
     first, second = only_in(view.a, view.b)
-    rows = view._rows()
+    rows = view.aligned_rows()
     listing = table(
         [
             (escape(na if na is not None else "—"), escape(nb if nb is not None else "—"), "same IR" if same else "differs")
@@ -147,7 +147,7 @@ def compare_html(view: CompareView) -> str:
     shown = view.selected if view.selected >= 0 else (both[-1] if both else -1)
     diff = ""
     if shown >= 0:
-        before, after = view._irs(shown)
+        before, after = view.irs_of(shown)
         title = f"IR after {rows[shown][0] or rows[shown][2]}: {label_a} → {label_b}"
         diff = details(title, diff_html(before, after, max_lines=400), open_=True)
     head = f"TileLab compare — {label_a} vs {label_b}"
