@@ -90,10 +90,10 @@ class ExplorerView(BundleView):
         self.core.base_index = -1 if base is None else int(base)
         self.core.pass_index = index
 
-    def _live_key(self) -> tuple[str, str]:
+    def live_key(self) -> tuple[str, str]:
         return ("explorer", self.record.id)
 
-    def _widget_problem(self) -> str | None:
+    def widget_problem(self) -> str | None:
         from tilelab.views.widgets import bundle_problem
 
         return bundle_problem()
