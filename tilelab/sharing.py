@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import html
 import json
+import os
 from typing import Any
 
-__all__ = ["html_document", "load", "to_html"]
+__all__ = ["MAX_RECORD_BYTES", "html_document", "load", "to_html"]
+
+MAX_RECORD_BYTES = 256 * 2**20  # saved records are a few MB; past this a file is refused unread
 
 _PAGE_CSS = (
     "body{margin:16px 24px;color:#1f2328;background:#fff;"
@@ -68,17 +71,18 @@ def load(path: Any):
     OSError
         When the file cannot be read.
     ValueError
-        When the file is not a saved record (or a record format this TileLab cannot read).
+        When the file is not a saved record (or a record format this TileLab cannot read),
+        or holds more than :data:`MAX_RECORD_BYTES` (256 MB).
     """
     from tilelab.records import KernelRecord
 
-    with open(path, "rb") as file:
-        data = file.read()
+    text = _read_capped(path)
     try:
-        text = data.decode("utf-8")
         payload = json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not JSON ({exc})") from None
+    except RecursionError:
+        raise ValueError(f"{path} is not a saved TileLab record (JSON nested too deeply to read)") from None
     if not (isinstance(payload, dict) and "format" in payload and "record" in payload):
         raise ValueError(f"{path} is not a saved TileLab record (no 'format' and 'record' keys)")
     try:
@@ -87,3 +91,20 @@ def load(path: Any):
         raise ValueError(f"{path}: {exc}") from None
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"{path} is not a saved TileLab record (missing or unexpected {exc})") from None
+    except RecursionError:
+        raise ValueError(f"{path} is not a saved TileLab record (nested too deeply to read)") from None
+
+
+def _read_capped(path: Any) -> str:
+    """The text of ``path``, refused past :data:`MAX_RECORD_BYTES` (a device or a huge file is no record)."""
+    limit = f"{MAX_RECORD_BYTES // 2**20} MB"
+    with open(path, "rb") as file:
+        if os.fstat(file.fileno()).st_size > MAX_RECORD_BYTES:  # a regular file: refused before reading it
+            raise ValueError(f"{path} is larger than {limit}, the most a saved record may be")
+        data = file.read(MAX_RECORD_BYTES + 1)  # /dev/zero, a pipe: their size says nothing
+    if len(data) > MAX_RECORD_BYTES:
+        raise ValueError(f"{path} holds more than {limit}, the most a saved record may be")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not JSON ({exc})") from None

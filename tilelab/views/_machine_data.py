@@ -97,8 +97,7 @@ def _classes(counts: dict[str, int]) -> list[dict[str, Any]]:
 
 def _card(machine: MachineCodeRecord, name: str) -> dict[str, Any]:
     """One kernel's resources and occupancy: plain-text rows, the occupancy, whether it launches and why not."""
-    from tilelab.occupancy import LIMITS_SOURCE
-    from tilelab.views.machine_code import resource_rows
+    from tilelab.views.machine_code import limits_note, resource_rows
 
     resources, occupancy = machine.resources[name], machine.occupancy.get(name)
     bad = {"spills per thread"} if resources.spills else set()
@@ -107,7 +106,7 @@ def _card(machine: MachineCodeRecord, name: str) -> dict[str, Any]:
         "occupancy": None if occupancy is None else occupancy.occupancy,
         "launchable": True if occupancy is None else occupancy.launchable,
         "reasons": [] if occupancy is None else list(occupancy.reasons),
-        "limits": "" if occupancy is None else f"{occupancy.arch} limits: {LIMITS_SOURCE}",
+        "limits": "" if occupancy is None else limits_note(occupancy.arch),
     }
 
 

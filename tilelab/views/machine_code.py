@@ -7,10 +7,23 @@ shows them whole.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tilelab.records import KernelResources, MachineCodeRecord, OccupancyRecord, SourceRecord
 from tilelab.views.html import MONO, details, escape, table
 
-__all__ = ["CLASS_COLOURS", "MAX_CODE_LINES", "hot_lines", "machine_code_html", "machine_warnings", "resource_rows"]
+if TYPE_CHECKING:
+    from tilelab.occupancy import ArchLimits
+
+__all__ = [
+    "CLASS_COLOURS",
+    "MAX_CODE_LINES",
+    "hot_lines",
+    "limits_note",
+    "machine_code_html",
+    "machine_warnings",
+    "resource_rows",
+]
 
 MAX_CODE_LINES = 150  # each of SASS and PTX; the saved Explorer stays under 250 kB
 _WARN = "border-left:4px solid #9a6700;background:#fff8c5;padding:4px 8px;margin:4px 0"
@@ -79,11 +92,10 @@ def resource_rows(resources: KernelResources, occupancy: OccupancyRecord | None)
     ]
     if occupancy is None:
         return rows
-    from tilelab.occupancy import limits_for
-
-    limits = limits_for(occupancy.arch)
-    rows[0] = (rows[0][0], f"{resources.registers} of {limits.max_registers_per_thread}")
-    rows[3] = (rows[3][0], f"{rows[3][1]} = {resources.total_shared_bytes} B of {limits.max_shared_per_block} B")
+    limits = _limits(occupancy.arch)
+    if limits is not None:
+        rows[0] = (rows[0][0], f"{resources.registers} of {limits.max_registers_per_thread}")
+        rows[3] = (rows[3][0], f"{rows[3][1]} = {resources.total_shared_bytes} B of {limits.max_shared_per_block} B")
     return [
         *rows,
         ("blocks per SM", f"{occupancy.blocks_per_sm} (limited by {occupancy.limited_by})"),
@@ -92,9 +104,24 @@ def resource_rows(resources: KernelResources, occupancy: OccupancyRecord | None)
     ]
 
 
-def _limits_rows(resources: KernelResources, occupancy: OccupancyRecord | None) -> list[tuple[str, str]]:
+def _limits(arch: str) -> ArchLimits | None:
+    """``arch``'s limits; None for an arch the table does not know (a loaded record may name any)."""
+    from tilelab.occupancy import limits_for
+
+    try:
+        return limits_for(arch)
+    except KeyError:
+        return None
+
+
+def limits_note(arch: str) -> str:
+    """Where the limits an occupancy is measured against come from, or that they are unknown for ``arch``."""
     from tilelab.occupancy import LIMITS_SOURCE
 
+    return f"{arch} limits: {LIMITS_SOURCE}" if _limits(arch) is not None else f"{arch}: limits unknown"
+
+
+def _limits_rows(resources: KernelResources, occupancy: OccupancyRecord | None) -> list[tuple[str, str]]:
     cells = [(label, escape(value)) for label, value in resource_rows(resources, occupancy)]
     if occupancy is None:
         return cells
@@ -104,7 +131,7 @@ def _limits_rows(resources: KernelResources, occupancy: OccupancyRecord | None) 
         f"{occupancy.occupancy:.1%}"
     )
     cells.append(("theoretical occupancy", bar))
-    cells.append(("limits", f"<span style='color:#666'>{escape(occupancy.arch)}: {escape(LIMITS_SOURCE)}</span>"))
+    cells.append(("limits", f"<span style='color:#666'>{escape(limits_note(occupancy.arch))}</span>"))
     return cells
 
 

@@ -1,0 +1,71 @@
+"""Careless or hostile input found by probing: each gives one clear line, loses nothing and never hangs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from htmlcheck import parse
+from sample_records import EVIL, sample_record
+
+import tilelab
+from tilelab import sharing
+from tilelab.records import KernelResources, MachineCodeRecord, OccupancyRecord
+from tilelab.views.explorer import ExplorerView
+
+
+def _record_on_arch(arch: str):
+    """A record whose machine code and occupancy were measured on ``arch``."""
+    occupancy = OccupancyRecord(arch, 128, 4, 2, 8, 64, 0.125, "shared memory", {"shared memory": 2})
+    machine = MachineCodeRecord(
+        arch,
+        ptx="// PTX",
+        resources={"gemm_kernel": KernelResources("gemm_kernel", 96)},
+        occupancy={"gemm_kernel": occupancy},
+    )
+    return replace(sample_record(arch=arch), machine_code=machine)
+
+
+def test_a_loaded_record_of_an_unknown_arch_renders_with_limits_unknown(tmp_path):
+    arch = f"sm_99{EVIL}"
+    _record_on_arch(arch).save(tmp_path / "record.json")
+
+    markup = tilelab.to_html(tilelab.load(tmp_path / "record.json"))
+
+    (card,) = parse(markup).find_all("div", data_tilelab="resource-card")
+    assert "limits unknown" in card.all_text() and "registers per thread96" in card.all_text()
+    assert "<img" not in markup
+
+
+def test_the_live_card_of_an_unknown_arch_says_its_limits_are_unknown():
+    view = ExplorerView(_record_on_arch("sm_7x"))
+
+    reply = view.core.answer({"id": 1, "type": "machine"})
+
+    (kernel,) = reply["kernels"]
+    assert kernel["card"]["limits"] == "sm_7x: limits unknown"
+    assert ["registers per thread", "96", ""] in kernel["card"]["rows"]
+
+
+def test_loading_a_deeply_nested_json_is_a_value_error_naming_the_file(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text('{"format": 4, "record": ' + "[" * 100_000 + "]" * 100_000 + "}")
+
+    with pytest.raises(ValueError, match=r"deep\.json is not a saved TileLab record \(JSON nested too deeply"):
+        tilelab.load(path)
+
+
+def test_loading_a_file_over_256_mb_is_refused_before_reading_it(tmp_path):
+    path = tmp_path / "huge.json"
+    with open(path, "wb") as file:
+        file.truncate(sharing.MAX_RECORD_BYTES + 1)  # sparse: no disk, no memory
+
+    with pytest.raises(ValueError, match=r"huge\.json is larger than 256 MB"):
+        tilelab.load(path)
+
+
+def test_loading_an_endless_device_stops_at_the_size_cap(monkeypatch):
+    monkeypatch.setattr(sharing, "MAX_RECORD_BYTES", 2**20)
+
+    with pytest.raises(ValueError, match=r"/dev/zero holds more than 1 MB"):
+        tilelab.load("/dev/zero")
