@@ -69,3 +69,13 @@ def test_loading_an_endless_device_stops_at_the_size_cap(monkeypatch):
 
     with pytest.raises(ValueError, match=r"/dev/zero holds more than 1 MB"):
         tilelab.load("/dev/zero")
+
+
+@pytest.mark.parametrize(("value", "kind"), [({"a": 1}, "dict"), ((1, {2}), "tuple"), ([64, 128], "list")])
+def test_a_swept_value_that_is_unhashable_is_refused_before_anything_compiles(value, kind):
+    from tune_kernels import scale_add
+
+    with pytest.raises(ValueError, match=rf"^extra=.*: a swept value must be hashable, not a {kind} ") as error:
+        tilelab.tune(scale_add, block=32, extra=tilelab.choices([value, "plain"]), db=":memory:", live=False)
+
+    assert "\n" not in str(error.value)

@@ -114,7 +114,9 @@ class Space:
         Raises
         ------
         ValueError
-            When the space is empty, or ``configs`` is mixed with ``choices``.
+            When the space is empty, ``configs`` is mixed with ``choices``, or a
+            swept value is unhashable (a dict, list or set: rows are grouped and
+            kept by their values; a tuple or a string is).
         """
         swept = {name: value for name, value in kwargs.items() if isinstance(value, Choices)}
         fixed = {name: value for name, value in kwargs.items() if not isinstance(value, Choices)}
@@ -128,6 +130,7 @@ class Space:
         else:
             names = list(swept)
             listed = [dict(zip(names, values, strict=True)) for values in itertools.product(*swept.values())]
+        _check_hashable(listed)
         if where is not None:
             listed = [config for config in listed if where(config)]
         listed = _unique(listed)
@@ -141,6 +144,20 @@ class Space:
 
     def __len__(self) -> int:
         return len(self.configs)
+
+
+def _check_hashable(configs: list[dict[str, Any]]) -> None:
+    """Refuse a swept value that tables cannot group by and the history cannot keep faithfully (a dict, list, set)."""
+    for config in configs:
+        for name, value in config.items():
+            try:
+                hash(value)
+            except TypeError:
+                shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+                raise ValueError(
+                    f"{name}={shown}: a swept value must be hashable, not a {type(value).__name__} "
+                    "(rows are grouped and stored by their values); use a tuple or a string, or pass it fixed"
+                ) from None
 
 
 def _unique(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
