@@ -1,11 +1,16 @@
 # Two commands set up everything on a fresh machine:
 #   make lab    set up, then start JupyterLab on the quickstart notebook
 #   make test   set up, then run every test (CPU; GPU tests skip without a GPU)
+# Both install exactly the versions in the lock (requirements/lock.txt, remade by `make lock`);
+# `make test-latest` runs the same suite in .venv-latest on the newest versions pyproject.toml allows.
 PYTHON ?= python3
 VENV ?= .venv
 TORCH_SPEC ?= torch==2.13.0
 NPM ?= npm
+LOCK ?= requirements/lock.txt
 BIN := $(VENV)/bin
+# Every pip install goes through this: constrained by the lock, or (LOCK empty) upgraded to the newest allowed.
+PIP = $(BIN)/python -m pip install -q $(if $(LOCK),-c $(LOCK),--upgrade --upgrade-strategy eager)
 STAMP := $(VENV)/.tilelab-installed
 # Build tools the JupyterLab panel and the editable install need before the package itself.
 TOOLS := $(VENV)/.tilelab-build-tools
@@ -14,14 +19,14 @@ LABEXT := extension/labextension/package.json
 LABEXT_SOURCES := package.json package-lock.json tsconfig.json $(wildcard src/*.ts) \
 	$(wildcard extension/style/*) $(wildcard extension/schema/*.json)
 
-.PHONY: setup test lab lint browser postgres clean
+.PHONY: setup test test-latest lock lab lint browser postgres clean
 
 setup: $(STAMP)
 
-$(TOOLS):
+$(TOOLS): $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q "jupyterlab>=4.4,<5" "hatchling>=1.21" "hatch-jupyter-builder>=0.9" editables
+	$(PIP) pip
+	$(PIP) "jupyterlab>=4.4,<5" "hatchling>=1.21" "hatch-jupyter-builder>=0.9" editables
 	touch $@
 
 node_modules/.package-lock.json: package.json package-lock.json
@@ -43,9 +48,9 @@ $(WIDGETS): $(LABEXT) $(WIDGETS_SOURCES)
 
 # The editable install copies the bundle into $(VENV)/share/jupyter/labextensions/tilelab,
 # so a rebuilt bundle is installed again.
-$(STAMP): pyproject.toml $(TOOLS) $(LABEXT) $(WIDGETS)
-	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install -q --no-build-isolation -e ".[test]"
+$(STAMP): pyproject.toml $(LOCK) $(TOOLS) $(LABEXT) $(WIDGETS)
+	$(PIP) "$(TORCH_SPEC)"
+	$(PIP) --no-build-isolation -e ".[test]" "$(TORCH_SPEC)"
 	touch $@
 
 # Debian's Chromium for the browser tests (never `playwright install`).
@@ -65,8 +70,18 @@ test: setup browser postgres
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q tests
 
+# The same suite on the newest versions the package's ranges allow (torch stays TORCH_SPEC: the machine's build).
+test-latest:
+	rm -f .venv-latest/.tilelab-installed .venv-latest/.tilelab-build-tools
+	$(MAKE) test VENV=.venv-latest LOCK=
+
+# Remake the lock from pyproject.toml and requirements/build.in (CI's Python and platform).
+lock: $(TOOLS)
+	$(BIN)/uv pip compile pyproject.toml requirements/build.in --all-extras --python-version 3.11 \
+		--python-platform x86_64-manylinux_2_28 --annotation-style line -o requirements/lock.txt
+
 lab: setup
 	$(BIN)/jupyter lab notebooks/quickstart.ipynb
 
 clean:
-	rm -rf $(VENV) node_modules lib extension/labextension tilelab/views/static tests/ui/artifacts
+	rm -rf $(VENV) .venv-latest node_modules lib extension/labextension tilelab/views/static tests/ui/artifacts
