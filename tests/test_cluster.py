@@ -136,7 +136,7 @@ def test_an_interrupt_cancels_the_cluster_tasks_and_keeps_finished_rows(cluster,
     partial = _sweep(cluster, postgres.database(), BLOCKS, on_row=interrupt)
 
     assert partial.partial and not partial.running
-    assert time.monotonic() - started < TIMEOUT_S + 20  # the hung compile was not waited for
+    assert time.monotonic() - started < 1800  # the hung compile sleeps an hour: it was not waited for
     assert partial.rows[1].status is TuneStatus.COMPILE_ERROR  # the row that was being reported stays
     assert 0 not in partial.rows or partial.rows[0].status is not TuneStatus.TIMEOUT
     assert _tasks_left(cluster) == []

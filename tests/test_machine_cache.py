@@ -66,7 +66,6 @@ def test_a_second_build_of_the_same_source_comes_from_the_cache_without_running_
 
     assert nvcc_builds(logged_nvcc) == 1
     assert without_seconds(second) == without_seconds(first) and first.instruction_counts["add_one"]["LDG"] == 1
-    assert second.seconds * 10 < first.seconds
     assert len(list(cache.glob("*/*.json.gz"))) == 1
 
 
@@ -146,7 +145,7 @@ def import_kernel(path, header: str, inline: str):
     return module.matmul
 
 
-def test_re_exploring_a_kernel_after_a_comment_only_edit_reuses_its_machine_code(cache, tmp_path):
+def test_re_exploring_a_kernel_after_a_comment_only_edit_reuses_its_machine_code(cache, logged_nvcc, tmp_path):
     before = tilelab.explore(import_kernel(tmp_path / "gemm_before.py", "", "zero"), arch="sm_90")
     header = "# Two more comment lines\n# move every line below."
 
@@ -154,4 +153,4 @@ def test_re_exploring_a_kernel_after_a_comment_only_edit_reuses_its_machine_code
 
     assert after.source.device == before.source.device
     assert without_seconds(after.machine_code) == without_seconds(before.machine_code)
-    assert after.machine_code.seconds * 10 < before.machine_code.seconds
+    assert nvcc_builds(logged_nvcc) == 1  # the edit's explore ran no nvcc

@@ -65,12 +65,10 @@ def test_a_comment_or_whitespace_edit_compiles_nothing(ip):
     first = ip.user_ns["matmul_record"]
 
     edited = cell.replace("T.clear(C_local)", "T.clear(C_local)  # start from zero\n\n   ")
-    started = time.perf_counter()
     ip.run_cell_magic("tilelang", "--arch sm_80 --no-machine-code --no-show", edited)
 
     again = ip.user_ns["matmul_record"]
     assert again.from_cache and again.id == first.id
-    assert time.perf_counter() - started < 1.0
 
 
 def test_machine_code_arrives_in_the_background_and_replaces_the_record(ip):
