@@ -69,7 +69,8 @@ def good(M=128):
 
 
 def line_of(cell: str, text: str) -> int:
-    return next(n for n, line in enumerate(cell.splitlines(), 1) if text in line)
+    """The editor's line number of ``text``: the ``%%tilelang`` line above the cell is line 1."""
+    return next(n for n, line in enumerate(cell.splitlines(), 2) if text in line)
 
 
 def failed_record(ip, cell: str, name: str, capsys):
@@ -125,7 +126,7 @@ def test_float_where_an_int_is_needed_names_the_parameter(ip, earlier, capsys):
 
 def test_python_error_in_the_cell_is_one_line_with_its_cell_line(ip, earlier):
     cell = "x = 1\ny = undefined_thing + 1\n"
-    with pytest.raises(UsageError, match=r"line 2: NameError: name 'undefined_thing' is not defined"):
+    with pytest.raises(UsageError, match=r"line 3: NameError: name 'undefined_thing' is not defined"):
         ip.run_cell_magic("tilelang", "--arch sm_90", cell)
 
 

@@ -75,7 +75,7 @@ class TileLangMagics(Magics):
         for flag in ("bench", "profile"):
             if getattr(options, flag) and not choice.runnable:
                 raise UsageError(str(NoGPUError(f"--{flag}")))
-        code, filename = self._compile_cell(cell)
+        code, filename = self._compile_cell(cell, f"%%tilelang {line}".rstrip())
         arguments = self._evaluate_arguments(options.args)
         key = self._cache_key(cell, code, options, arguments, choice.as_json())
         cached = None if options.force else self._cache.get(key)
@@ -90,7 +90,7 @@ class TileLangMagics(Magics):
             records, compiled = self._explore_all(kernels, arguments, choice)
             if all(record.ok for record in records):
                 self._cache[key] = _CachedCell(records, compiled, bindings)
-        self._bind(records, compiled)
+        self._bind(records, compiled, announce_errors=options.no_show)
         if cached is None and not options.no_machine_code:  # after binding: a cached build can finish at once
             for record in records:
                 self._build_machine_code(record, key, compiled.get(record.name))
@@ -104,14 +104,21 @@ class TileLangMagics(Magics):
         return self._show(records, since=cached is None)
 
     # -- steps of the cell magic ------------------------------------------------
-    def _compile_cell(self, cell: str) -> tuple[Any, str]:
-        """The cell's code object, under a pseudo-file that linecache (and TileLang's parser) can read."""
-        filename = f"<tilelang-cell-{hashlib.sha256(cell.encode()).hexdigest()[:10]}>"
-        lines = cell.splitlines(keepends=True)
-        linecache.cache[filename] = (len(cell), None, lines, filename)
+    def _compile_cell(self, cell: str, magic_line: str | None = None) -> tuple[Any, str]:
+        """The cell's code object, under a pseudo-file that linecache (and TileLang's parser) can read.
+
+        With ``magic_line`` the pseudo-file starts with it, as the editor shows the cell: every line
+        number (errors, the Source tab, CUDA ``#line``) is then the editor's.
+        """
+        head = [] if magic_line is None else [magic_line + "\n"]
+        text = "".join(head) + cell
+        filename = f"<tilelang-cell-{hashlib.sha256(text.encode()).hexdigest()[:10]}>"
+        lines = text.splitlines(keepends=True)
+        linecache.cache[filename] = (len(text), None, lines, filename)
         self._cell_files[filename] = None  # the newest cells keep their entry (TileLang reads it on every compile)
         try:
-            return compile(cell, filename, "exec", dont_inherit=True), filename  # not our __future__ flags
+            # The magic line is not Python: a blank line in its place keeps the numbering.
+            return compile("\n" * len(head) + cell, filename, "exec", dont_inherit=True), filename  # not our __future__ flags
         except SyntaxError as exc:
             error = error_record(exc, stage="cell", kernel_file=filename)
             raise UsageError(_located(error.message, exc.lineno, lines)) from None
@@ -192,11 +199,14 @@ class TileLangMagics(Magics):
                 compiled_kernels[name] = compiled.kernel
         return records, compiled_kernels
 
-    def _bind(self, records: list[KernelRecord], compiled: dict[str, Any]) -> None:
+    def _bind(self, records: list[KernelRecord], compiled: dict[str, Any], announce_errors: bool) -> None:
+        """Push the records and kernels; with ``announce_errors`` (nothing shown) each failure is one line on stderr."""
         names = {f"{record.name}_record": record for record in records}
         names.update({f"{name}_kernel": jit_kernel for name, jit_kernel in compiled.items()})
         names["_tl"] = records[0] if len(records) == 1 else records
         self.shell.push(names)
+        if not announce_errors:
+            return  # the shown Explorer says it once, with the line linked to the editor
         for record in records:
             if not record.ok and record.error is not None:
                 lines = linecache.getlines(record.error.file or "")

@@ -29,6 +29,8 @@ _PROFILE_SPEC = {"id": "profile", "title": PROFILE_TAB, "kind": "html", "request
 
 
 def _tab_specs(record: KernelRecord) -> tuple[dict[str, str], ...]:
+    if not record.ok:  # the error and, when some ran, the passes before it: the other tabs would be empty
+        return tuple(spec for spec in _TAB_SPECS if spec["id"] == "overview" or (spec["id"] == "passes" and record.passes))
     return _TAB_SPECS + ((_PROFILE_SPEC,) if record.profile is not None else ())
 
 

@@ -155,10 +155,10 @@ def overview_html(record: KernelRecord) -> str:
     parts = []
     if record.error is not None:
         error = record.error
-        where = f"{error.file or 'cell'}, line {error.line}" if error.line is not None else (error.file or "")
         parts.append(
-            "<div data-tilelab='error' style='border-left:4px solid #cf222e;background:#fff5f5;padding:6px 10px;margin:4px 0'>"
-            f"<div style='font-weight:600;color:#cf222e'>{escape(error.kind)} error{(' — ' + escape(where)) if where else ''}</div>"
+            "<div data-tilelab='error' style='border-left:4px solid var(--jp-error-color1,#cf222e);"
+            "background:var(--jp-rendermime-error-background,#fff5f5);padding:6px 10px;margin:4px 0'>"
+            f"<div style='font-weight:600;color:var(--jp-error-color1,#cf222e)'>{escape(error.kind)} error{_where(error)}</div>"
             f"<pre style='{MONO};white-space:pre-wrap;margin:4px 0'>{escape(error.message)}</pre></div>"
         )
         if error.log:
@@ -169,3 +169,15 @@ def overview_html(record: KernelRecord) -> str:
     return "".join(parts)
 
 
+
+
+def _where(error: Any) -> str:
+    """`` — this cell, line 17`` (the line is a link the live view follows into the cell's editor), or ``""``."""
+    in_cell = (error.file or "").startswith("<tilelang-cell-")
+    place = "this cell" if in_cell or not error.file else escape(error.file)
+    if error.line is None:
+        return "" if in_cell or not error.file else f" — {place}"
+    line = f"line {error.line}"
+    if in_cell:  # the live Explorer turns this into a link to the line in the cell's editor
+        line = f"<span class='tl-line-link' data-tilelab-line='{int(error.line)}'>{line}</span>"
+    return f" — {place}, {line}"

@@ -41,7 +41,7 @@ def binary_note(record: KernelRecord) -> str:
 
 def _file_title(kernel_file: str) -> str:
     """The kernel's file as a reader knows it: a ``%%tilelang`` cell is "this cell"."""
-    return "this cell (below the %%tilelang line)" if kernel_file.startswith("<tilelang-cell-") else kernel_file
+    return "this cell" if kernel_file.startswith("<tilelang-cell-") else kernel_file
 
 
 def _unlinked_notes(source: SourceRecord, links: SourceLinks) -> dict[int, str]:
