@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from htmlcheck import parse
@@ -11,6 +14,7 @@ from sample_records import EVIL, sample_record
 import tilelab
 from tilelab import sharing
 from tilelab.records import KernelResources, MachineCodeRecord, OccupancyRecord
+from tilelab.tune.api import LargeSpaceWarning
 from tilelab.views.explorer import ExplorerView
 
 
@@ -79,3 +83,82 @@ def test_a_swept_value_that_is_unhashable_is_refused_before_anything_compiles(va
         tilelab.tune(scale_add, block=32, extra=tilelab.choices([value, "plain"]), db=":memory:", live=False)
 
     assert "\n" not in str(error.value)
+
+
+def tilelab_cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tilelab", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+
+
+FAILING_KERNEL = """
+import tilelang
+import tilelang.cpu.language as C
+
+
+@tilelang.jit(target="c", out_idx=[-1])
+def scale(N=256, block=32):
+    raise NotImplementedError(f"no tiling for block={block} yet")
+"""
+
+
+def test_tune_into_a_place_it_cannot_write_exits_2_before_importing_the_kernel(tmp_path):
+    (tmp_path / "kernels.py").write_text('raise SystemExit("imported")\n')
+    (tmp_path / "rows.csv").mkdir()
+
+    done = tilelab_cli("tune", "kernels.py::scale", "block=32,64", "--target", "c", "--out", "rows.csv", cwd=tmp_path)
+
+    assert done.returncode == 2
+    assert done.stderr == "tilelab tune: --out rows.csv: cannot write there (Is a directory)\n"
+
+
+def test_a_cli_sweep_where_every_config_fails_exits_1_with_one_line_naming_the_first_failure(tmp_path):
+    (tmp_path / "kernels.py").write_text(FAILING_KERNEL)
+
+    done = tilelab_cli(
+        "tune", "kernels.py::scale", "block=32,64", "--target", "c", "--db", ":memory:", "--workers", "1", cwd=tmp_path
+    )
+
+    assert done.returncode == 1, done.stderr
+    assert "scale: 2/2 configs, 2 failed" in done.stdout and (tmp_path / "scale.csv").is_file()
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("tilelab tune:")]
+    assert line.startswith("tilelab tune: every config failed; the first, block=32: compile_error: ")
+    assert "no tiling for block=32 yet" in line
+
+
+def test_a_tune_error_names_the_bad_word_and_never_an_internal_name(tmp_path):
+    (tmp_path / "kernels.py").write_text(FAILING_KERNEL)
+
+    done = tilelab_cli("tune", "kernels.py::scale", "block='32", "--target", "c", cwd=tmp_path)
+
+    assert done.returncode == 2
+    assert done.stderr == 'tilelab tune: unbalanced quote in "block=\'32"\n'
+
+
+def test_the_command_line_help_says_that_report_and_tune_run_code(tmp_path):
+    for command in ([], ["report"], ["tune"]):
+        shown = tilelab_cli(*command, "--help", cwd=tmp_path).stdout
+
+        assert "run code" in shown and "--args is evaluated as Python" in " ".join(shown.split())
+
+
+def test_a_grid_of_more_than_1000_configs_warns_before_it_starts_and_suggests_a_search(tmp_path):
+    from tune_kernels import kernel_module
+
+    unfinished = kernel_module(tmp_path, "unfinished_kernel", "unfinished", body="raise NotImplementedError(block)")
+
+    def stop(row):
+        raise KeyboardInterrupt
+
+    with pytest.warns(LargeSpaceWarning, match=r"^1001 configs on the grid.*search='optuna', budget=200"):
+        result = tilelab.tune(
+            unfinished,
+            block=tilelab.choices(range(1, 1002)),
+            target="c",
+            db=":memory:",
+            workers=1,
+            live=False,
+            on_row=stop,
+        )
+
+    assert result.partial and result.total == 1001

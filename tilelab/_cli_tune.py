@@ -21,6 +21,14 @@ def check_output(path: Path) -> None:
         raise UsageError(f"--out {path}: Parquet needs pyarrow (pip install pyarrow); or write rows.csv")
     if not path.parent.is_dir():
         raise UsageError(f"--out {path}: no such directory {path.parent}")
+    existed = path.exists()
+    try:
+        with path.open("ab"):  # the only test that holds for root, read-only mounts and directories alike
+            pass
+    except OSError as exc:
+        raise UsageError(f"--out {path}: cannot write there ({exc.strerror or exc})") from None
+    if not existed:
+        path.unlink()
 
 
 def run_tune(name: str, namespace: dict[str, Any], call: tuple[tuple, dict], tokens: list[str], options: dict[str, Any]):
@@ -94,10 +102,18 @@ class _Progress:
             self.bar.close()
 
 
-def write_rows(result: Any, path: Path) -> None:
-    """One row per finished config (``TuneResult.to_pandas``) to a CSV or Parquet file."""
+def write_rows(result: Any, path: Path, db: str | None = None) -> None:
+    """One row per finished config (``TuneResult.to_pandas``) to a CSV or Parquet file.
+
+    A file that could be written before the sweep but not after (a full disk) is one
+    line, naming where the rows still are: the history ``db`` (None: the default one).
+    """
     frame = result.to_pandas()
-    if path.suffix == ".parquet":
-        frame.to_parquet(path, index=False)
-    else:
-        frame.to_csv(path, index=False)
+    try:
+        if path.suffix == ".parquet":
+            frame.to_parquet(path, index=False)
+        else:
+            frame.to_csv(path, index=False)
+    except OSError as exc:
+        kept = "this run kept no history (--db :memory:)" if db == ":memory:" else "they are in the tuning history"
+        raise UsageError(f"--out {path}: cannot write the rows ({exc.strerror or exc}); {kept}") from None

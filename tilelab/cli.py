@@ -1,14 +1,15 @@
 """``tilelab report | diff | tune``: reports, CI checks and sweeps from the command line.
 
-Exit codes: 0 done; 1 the kernel failed to compile (``report``) or a
-``--fail-on`` aspect changed (``diff``); 2 bad input (one line on stderr);
-130 interrupted.
+Exit codes: 0 done; 1 the kernel failed to compile (``report``), every config
+failed (``tune``) or a ``--fail-on`` aspect changed (``diff``); 2 bad input (one
+line on stderr); 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -17,6 +18,10 @@ from tilelab._cli_load import UsageError
 __all__ = ["main"]
 
 USAGE_ERROR, CHANGED, FAILED, INTERRUPTED = 2, 1, 1, 130
+_RUNS_CODE = (
+    "report and tune run code: FILE.py is imported (its top level runs, as with any import) and "
+    "--args is evaluated as Python. Use them only on files and expressions you trust."
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,13 +32,17 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="tilelab", description="TileLab: reports, comparisons and tuning sweeps of TileLang kernels.")
+    parser = _Parser(
+        prog="tilelab",
+        description="TileLab: reports, comparisons and tuning sweeps of TileLang kernels.",
+        epilog=_RUNS_CODE,
+    )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
-    report = commands.add_parser("report", help="one standalone HTML report (or the record as JSON) of a kernel")
+    report = commands.add_parser("report", help="one standalone HTML report (or the record as JSON) of a kernel", epilog=_RUNS_CODE)
     report.add_argument("kernel", metavar="FILE.py::KERNEL")
     _add_target(report, cpu=False)
-    report.add_argument("--args", metavar="EXPR", help="a tuple (positional) or dict (keywords), evaluated in FILE's namespace")
+    report.add_argument("--args", metavar="EXPR", help="a Python expression giving a tuple (positional) or dict (keywords); it runs as code in FILE's namespace")
     report.add_argument("-o", "--output", type=Path, help="the file to write (default KERNEL.html, or KERNEL.json)")
     report.add_argument("--json", action="store_true", help="write the record as JSON (tilelab.load reads it)")
 
@@ -44,11 +53,11 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--fail-on", type=_aspects, default=(), metavar="ASPECTS",
                       help="exit 1 when any of these changed: registers,spills,shared,passes,launch")
 
-    tune = commands.add_parser("tune", help="compile (and run, where possible) every config of a grid")
+    tune = commands.add_parser("tune", help="compile (and run, where possible) every config of a grid", epilog=_RUNS_CODE)
     tune.add_argument("kernel", metavar="FILE.py::KERNEL")
     tune.add_argument("params", nargs="*", metavar="PARAM=V1,V2", help="swept (several values) or fixed parameters")
     _add_target(tune, cpu=True)
-    tune.add_argument("--args", metavar="EXPR", help="a tuple (positional) or dict (keywords), evaluated in FILE's namespace")
+    tune.add_argument("--args", metavar="EXPR", help="a Python expression giving a tuple (positional) or dict (keywords); it runs as code in FILE's namespace")
     tune.add_argument("--out", type=Path, help="rows.csv or rows.parquet (default KERNEL.csv)")
     tune.add_argument("--db", help="the tuning history (default $TILELAB_DB or ~/.tilelab/tilelab.db)")
     tune.add_argument("--workers", type=_positive(int), help="compile processes (default one per CPU)")
@@ -107,7 +116,13 @@ def main(argv: list[str] | None = None) -> int:
     options = _parser().parse_args(argv)
     command = {"report": _report, "diff": _diff, "tune": _tune}[options.command]
     try:
-        return command(options)
+        with warnings.catch_warnings():  # restores showwarning: main() may run inside a Python session
+
+            def one_line(message: Any, category: type, *_: Any, **__: Any) -> None:
+                print(f"tilelab {options.command}: {category.__name__}: {message}", file=sys.stderr)
+
+            warnings.showwarning = one_line  # the user's warning is one line, not our source line
+            return command(options)
     except UsageError as exc:
         print(f"tilelab {options.command}: {exc}", file=sys.stderr)
         return USAGE_ERROR
@@ -137,7 +152,7 @@ def _report(options: argparse.Namespace) -> int:
     _write(output, record.to_json() if options.json else _standalone(record))
     print(f"wrote {output}")
     if error is not None:
-        print(f"tilelab report: {_located(record, error)}", file=sys.stderr)
+        print(f"tilelab report: {_located(record, error, kernel)}", file=sys.stderr)
         return FAILED
     return 0
 
@@ -148,13 +163,19 @@ def _standalone(record: Any) -> str:
     return html_document(to_html(record), f"TileLab — {record.name} ({record.arch})")
 
 
-def _located(record: Any, error: Exception) -> str:
-    """The compile error as one line, after the kernel file and line it names."""
+def _located(record: Any, error: Exception, kernel: Any) -> str:
+    """The compile error as one line after ``file:line``: the line it names, else where the kernel starts."""
+    from tilelab import _tilelang as tl
+
     text = record.error.message if record.error else str(error)
     first = next((line.strip() for line in text.splitlines() if line.strip()), "failed to compile")
-    where = record.error.file if record.error else None
-    if where and record.error.line:
-        where = f"{where}:{record.error.line}"
+    where, line = (record.error.file, record.error.line) if record.error else (None, None)
+    origin, span = tl.kernel_origin(kernel), tl.kernel_span(kernel)
+    if not line and span is not None and where in (None, origin):
+        where, line = origin, span[0]
+        first = f"{first} (in {record.name}; the compiler named no line)"
+    if where and line:
+        where = f"{where}:{line}"
     return f"{where}: {first}" if where else first
 
 
@@ -197,9 +218,17 @@ def _tune(options: argparse.Namespace) -> int:
               "timeout": options.timeout, "force": options.force or None, "search": options.search,
               "budget": options.budget, "seed": options.seed, "sampler": options.sampler}
     result = run_tune(name, namespace, call, options.params, {k: v for k, v in chosen.items() if v is not None})
-    write_rows(result, output)
     best = result.best
     found = f"; best {best.latency_ms:.4g} ms at {best.label()}" if best else ""
     print(f"{result.kernel_name}: {result.done}/{result.total} configs, {result.num_errors} failed{found}")
+    write_rows(result, output, options.db)
     print(f"wrote {output}")
-    return INTERRUPTED if result.partial else 0
+    if result.partial:
+        return INTERRUPTED
+    rows = result.ordered_rows()
+    if rows and not any(row.ok for row in rows):
+        first = rows[0]
+        why = next((line.strip() for line in (first.error or "").splitlines() if line.strip()), first.status.value)
+        print(f"tilelab tune: every config failed; the first, {first.label()}: {first.status.value}: {why}", file=sys.stderr)
+        return FAILED
+    return 0

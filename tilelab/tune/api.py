@@ -6,12 +6,14 @@ import ast
 import os
 import re
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from tilelab._line import unquoted, words
 from tilelab.tune.build import kernel_name, kernel_source, spec_of
 from tilelab.tune.engine import run_on_engine
 from tilelab.tune.prior import static_order
@@ -21,7 +23,7 @@ from tilelab.tune.search import GridFeed, SearchSettings, StudyFeed, resolve_sea
 from tilelab.tune.space import Choices, Space, choices, config_key, int_parameters
 from tilelab.tune.store import RunKey, TuningStore, open_history, signature_of
 
-__all__ = ["NotTunableError", "tune", "tune_from_line"]
+__all__ = ["LARGE_GRID", "LargeSpaceWarning", "NotTunableError", "tune", "tune_from_line"]
 
 _OPTIONS = (
     "where", "reference", "flops", "bytes", "target", "arch", "timeout", "workers", "force", "db", "rtol", "atol",
@@ -30,6 +32,13 @@ _OPTIONS = (
 _FLAGS = ("force", "prune")  # options that may be written without a value
 _WORDS = ("target", "arch", "search", "sampler")  # options whose value may be a bare word
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
+
+
+LARGE_GRID = 1000  # configs: a grid above this is warned about before it starts
+
+
+class LargeSpaceWarning(UserWarning):
+    """A grid sweep of more than :data:`LARGE_GRID` configs is about to start."""
 
 
 class NotTunableError(TypeError, ValueError):
@@ -111,7 +120,9 @@ def tune(
         failures included; ``"auto"`` searches spaces of more than
         :data:`~tilelab.tune.search.AUTO_THRESHOLD` (40) configs (with 30 % of the
         space unless ``budget`` says otherwise) and runs the grid on smaller ones,
-        where a search measured no better than the grid's own order.
+        where a search measured no better than the grid's own order. A grid of
+        more than :data:`LARGE_GRID` (1000) configs warns (:class:`LargeSpaceWarning`)
+        before it starts.
         Every trial is a row, with its ``trial`` number and ``chosen_by``
         (``grid``, ``sampler``, ``warm start``: the best config of a nearby shape
         in the history, ``static prior``: the first batch on a CUDA target, ranked
@@ -201,6 +212,8 @@ def tune(
             todo.append((index, config))
     width = engine.slots() if engine is not None else worker_count(workers)
     feed = _feed(settings, space, todo, known, store, key, width, choice, sampler, kernel, args)
+    if settings.kind == "grid" and feed.size > LARGE_GRID:
+        warnings.warn(_large_grid(feed.size, choice.runnable), LargeSpaceWarning, stacklevel=3)
     result.search = settings
     result.study = getattr(feed, "study", None)
     if settings.budget is not None:
@@ -227,6 +240,16 @@ def tune(
         if engine is not None:
             engine.close()
     return result
+
+
+def _large_grid(size: int, runnable: bool) -> str:
+    """Why a grid of ``size`` configs deserves a word before it starts, and what to do instead."""
+    if not runnable:
+        return f"{size} configs on the grid, each lowered in turn; narrow the space with where= or set budget="
+    return (
+        f"{size} configs on the grid, each compiled and timed in turn; a search measures only its budget: "
+        "search='optuna', budget=200 (command line: --search optuna --budget 200)"
+    )
 
 
 def _engine(cluster: Any) -> Any:
@@ -337,7 +360,7 @@ def tune_from_line(line: str, user_ns: dict[str, Any]) -> TuneResult:
     ValueError
         With one line naming the token that could not be read.
     """
-    tokens = _split(line)
+    tokens = words(line)
     if tokens[:1] == ["tune"]:
         tokens = tokens[1:]
     if not tokens:
@@ -357,7 +380,7 @@ def tune_from_line(line: str, user_ns: dict[str, Any]) -> TuneResult:
         elif not _NAME.match(key):
             raise ValueError(f"{token!r}: {key!r} is not a parameter name")
         elif key == "where":
-            kwargs[key] = _where(token, _unquoted(text))
+            kwargs[key] = _where(token, unquoted(text))
         elif key in _WORDS and _NAME.match(text):
             kwargs[key] = text
         else:
@@ -380,37 +403,6 @@ def _option(token: str, remaining: Iterator[str]) -> str:
         if text is None:
             raise ValueError(f"{token!r} needs a value")
     return f"{key}={text}"
-
-
-def _split(line: str) -> list[str]:
-    """Whitespace-separated tokens; quotes and brackets kept (values stay Python literals)."""
-    tokens, current, depth, quote = [], [], 0, ""
-    for char in line:
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char.isspace() and depth == 0:
-            if current:
-                tokens.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    if quote or depth:
-        raise ValueError(f"unbalanced {'quote' if quote else 'brackets'} in {line.strip()!r}")
-    if current:
-        tokens.append("".join(current))
-    return tokens
-
-
-def _unquoted(text: str) -> str:
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    return text
 
 
 def _values(token: str, text: str, user_ns: dict[str, Any]) -> list[Any]:
