@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import html
+import sys
 import warnings
 from typing import Any
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+# Which widget, made by which kernel session: TileLab's JupyterLab extension shows the widget only while
+# that session runs, and the text/html snapshot beside it otherwise (a reopened notebook, a restart).
+VIEW_MIME = "application/vnd.tilelab.view+json"
 
 
 class BundleView:
@@ -49,6 +53,7 @@ class BundleView:
             widget = self.widget
             return {
                 WIDGET_MIME: {"version_major": 2, "version_minor": 0, "model_id": widget.model_id},
+                VIEW_MIME: {"model_id": widget.model_id, "session": kernel_session()},
                 "text/html": self.to_html(),
                 "text/plain": self._text(),
             }
@@ -77,3 +82,11 @@ class BundleView:
     def _text(self) -> str:
         raise NotImplementedError
 
+
+
+def kernel_session() -> str | None:
+    """The id of this kernel's messaging session (the ``header.session`` of what it sends), None outside a kernel."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    session = getattr(getattr(getattr(shell, "kernel", None), "session", None), "session", None)
+    return session if isinstance(session, str) and session else None

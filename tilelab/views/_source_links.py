@@ -19,7 +19,8 @@ The repair works on the structure of the CUDA and of the cell:
    merely inherited it, and never when it points outside the cell or at a ``def``;
 3. a block (``for``, ``if``, ``{``) whose trusted lines all come from one op
    belongs to that op; a loop holding several ops, or barriers, belongs to the
-   cell loop (``T.Pipelined`` ...) that holds them all;
+   cell loop (``T.Pipelined`` ...) that holds them all, except a reduce's own
+   loop (its ``AllReduce`` brings the barrier), which is the reduce's;
 4. untrusted simple lines take their block's op, barriers their pipeline's loop
    or the op beside them; ``}`` closes with its opener, ``#pragma`` goes with
    the next line.
@@ -296,6 +297,8 @@ class _Attribution:
         barriers = any(self.cuda.lines[n].kind == "sync" for n in self.cuda.children.get(opener, ()))
         if len(ops) == 1 and not (loop and barriers):
             return next(iter(ops)), "block"
+        if len(ops) == 1 and self.ops[next(iter(ops))].family == "reduce":
+            return next(iter(ops)), "block"  # a reduce's own loop: its AllReduce brings the barrier
         if loop and (cell_loop := self.enclosing_loop(ops)) is not None:
             return cell_loop, "pipeline"
         return None
