@@ -95,14 +95,14 @@ def test_columns_no_row_has_a_value_in_are_hidden():
 def test_a_tuning_result_displays_as_its_view_once_tilelab_is_loaded(ip):
     bundle, _ = ip.display_formatter.format(_result())
 
-    assert set(bundle) == {WIDGET_MIME, VIEW_MIME, "text/html", "text/plain"}
+    assert set(bundle) == {WIDGET_MIME, "text/html", "text/plain"}
     assert bundle["text/plain"].startswith("<TuneResult matmul")
 
 
 def test_the_live_widget_follows_the_run_through_the_registry_until_it_ends():
     result = _result(running=True)
     view = TuningView(result)
-    progress, pivot, _timeline, _table = view.widget.children
+    progress, pivot, _table = view.widget.children
     assert "0.5" in pivot.value and "running…" in progress.value
 
     result.rows.pop(1)
