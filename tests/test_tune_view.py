@@ -95,7 +95,7 @@ def test_columns_no_row_has_a_value_in_are_hidden():
 def test_a_tuning_result_displays_as_its_view_once_tilelab_is_loaded(ip):
     bundle, _ = ip.display_formatter.format(_result())
 
-    assert set(bundle) == {WIDGET_MIME, "text/html", "text/plain"}
+    assert set(bundle) == {WIDGET_MIME, VIEW_MIME, "text/html", "text/plain"}
     assert bundle["text/plain"].startswith("<TuneResult matmul")
 
 
