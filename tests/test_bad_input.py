@@ -8,7 +8,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from cells import gemm_cell
 from htmlcheck import parse
+from IPython.core.error import UsageError
 from sample_records import EVIL, sample_record
 
 import tilelab
@@ -162,3 +164,33 @@ def test_a_grid_of_more_than_1000_configs_warns_before_it_starts_and_suggests_a_
         )
 
     assert result.partial and result.total == 1001
+
+
+def test_a_quoted_value_on_the_magic_line_reads_as_the_value(ip):
+    ip.run_cell_magic("tilelang", "--arch 'sm_80' --no-show --no-machine-code --force", gemm_cell(size=256, block=64))
+
+    assert ip.user_ns["matmul_record"].ok and ip.user_ns["matmul_record"].arch == "sm_80"
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("--arch 'sm_80", '%%tilelang unbalanced quote in "\'sm_80"'),
+        ("--args (1, 2", "%%tilelang unbalanced bracket (no closing ')') in '(1,'"),
+        ("--args=[1, 2)", "%%tilelang unbalanced ')' in '--args=[1,'"),
+    ],
+)
+def test_an_unbalanced_magic_line_is_one_usage_error_line(ip, line, says):
+    with pytest.raises(UsageError) as error:
+        ip.run_cell_magic("tilelang", line, "x = 1")
+
+    assert str(error.value) == says
+
+
+def test_line_forms_and_tune_lines_read_quotes_as_the_cell_magic_does(ip):
+    with pytest.raises(UsageError, match=r"^no kernel called 'nope' compiled"):
+        ip.run_line_magic("tilelang", "show 'nope'")
+    with pytest.raises(UsageError, match=r"^%tilelang unbalanced quote in \"'nope\"$"):
+        ip.run_line_magic("tilelang", "show 'nope")
+    with pytest.raises(UsageError, match=r"^%tilelang unbalanced quote in \"block_M='64\"$"):
+        ip.run_line_magic("tilelang", "tune matmul block_M='64 --arch sm_90")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import linecache
-import shlex
 import sys
 import threading
 import time
@@ -20,9 +19,10 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 
 from tilelab import _tilelang as tl
+from tilelab._line import LineError, option_words, unquoted, words
 from tilelab.errors import KernelCompileError, NoGPUError, error_record
 from tilelab.records import KernelRecord
 from tilelab.registry import LIMIT, Bounded, default_registry
@@ -67,7 +67,7 @@ class TileLangMagics(Magics):
         """
         if cell is None:
             return self._line_command(line)
-        options = parse_argstring(self.tilelang, line)
+        options = self._options(line)
         try:
             choice = resolve_target(options.arch, options.target)
         except TargetError as exc:
@@ -104,6 +104,13 @@ class TileLangMagics(Magics):
         return self._show(records, since=cached is None)
 
     # -- steps of the cell magic ------------------------------------------------
+    def _options(self, line: str) -> Any:
+        """The cell magic's options, read by the one line reader (quoted values unquoted); bad input is one line."""
+        try:
+            return self.tilelang.parser.parse_args(option_words(line))
+        except LineError as exc:
+            raise UsageError(f"%%tilelang {exc}") from None
+
     def _compile_cell(self, cell: str, magic_line: str | None = None) -> tuple[Any, str]:
         """The cell's code object, under a pseudo-file that linecache (and TileLang's parser) can read.
 
@@ -162,7 +169,6 @@ class TileLangMagics(Magics):
     def _evaluate_arguments(self, expression: str | None) -> Any:
         if expression is None:
             return None
-        expression = _unquoted(expression)
         try:
             return eval(expression, self.shell.user_ns)
         except Exception as exc:  # a bad --args expression is a usage error, whatever it raised
@@ -291,12 +297,12 @@ class TileLangMagics(Magics):
     # -- line forms -----------------------------------------------------------------
     def _line_command(self, line: str):
         try:
-            words = shlex.split(line)
-        except ValueError as exc:  # an unbalanced quote
-            raise UsageError(f"%tilelang {line.strip()}: {exc}") from None
-        if not words or words[0] not in _SUBCOMMANDS:
+            said = [unquoted(word) for word in words(line)]
+        except LineError as exc:
+            raise UsageError(f"%tilelang {exc}") from None
+        if not said or said[0] not in _SUBCOMMANDS:
             raise UsageError(f"%tilelang {line!r}: use one of {', '.join(_SUBCOMMANDS)} (or %%tilelang as a cell magic)")
-        command, rest = words[0], words[1:]
+        command, rest = said[0], said[1:]
         if command == "list":
             return self._list()
         if command == "show":
@@ -316,7 +322,7 @@ class TileLangMagics(Magics):
             else:
                 print(self._last_log)
             return None
-        return self._tune(line.split(None, 1)[1] if len(words) > 1 else "")
+        return self._tune(line.split(None, 1)[1] if len(said) > 1 else "")
 
     def _diff(self, words: list[str]):
         """``%tilelang diff NAME [A B]``: the comparison of two runs (default: the last two)."""
@@ -381,13 +387,6 @@ def _describe_arguments(value: Any) -> str:
     if isinstance(value, dict):
         return repr(describe_arguments((), value))
     return repr(describe_arguments(value if isinstance(value, tuple) else (value,), {}))
-
-
-def _unquoted(text: str) -> str:
-    text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    return text
 
 
 def _located(message: str, line: int | None, lines: list[str]) -> str:
