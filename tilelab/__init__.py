@@ -23,6 +23,7 @@ __all__ = [
     "tune",
     "tuning_history",
     "unload_ipython_extension",
+    "why",
 ]
 
 
@@ -132,3 +133,14 @@ def tuning_history(kernel: Any = None, **kwargs: Any):
     from tilelab.tune.store import tuning_history as _history
 
     return _history(kernel, **kwargs)
+
+
+def why(record_a: Any, record_b: Any):
+    """Why ``record_b`` recompiled after ``record_a``: which components of TileLang's cache key changed.
+
+    Returns a :class:`~tilelab.recompiled.WhyRecompiled` (``.changes``, ``.text()``);
+    see :func:`tilelab.recompiled.why`.
+    """
+    from tilelab.recompiled import why as _why
+
+    return _why(record_a, record_b)

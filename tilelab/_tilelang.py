@@ -17,19 +17,35 @@ here, so each TileLang quirk is handled once:
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
+import linecache
 import logging
 import math
+import os
+import platform
+import sys
+import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "CACHE_KERNELS_DIR",
+    "CACHE_MANIFEST",
+    "CACHE_SOURCE_FILES",
+    "CacheKey",
+    "CacheOutcome",
     "CompileOptions",
     "Lowered",
     "TileOpCounts",
     "autotune_configs",
     "bound_parameters",
+    "cache_directory",
+    "cache_key",
     "compile_options",
+    "compile_traced",
     "device_module",
     "elaborate",
     "elaborated_func",
@@ -40,6 +56,7 @@ __all__ = [
     "jit_options",
     "kernel_name",
     "kernel_origin",
+    "kernel_source_lines",
     "kernel_span",
     "launches",
     "lower",
@@ -114,6 +131,13 @@ def kernel_span(kernel: Any) -> tuple[int, int] | None:
     except (OSError, TypeError):
         return None
     return first, first + len(lines) - 1
+
+
+def kernel_source_lines(kernel: Any) -> tuple[str, str, int, int] | None:
+    """(file, the file's whole text, first line, last line) of the kernel's Python function; None for a bare PrimFunc."""
+    origin, span = kernel_origin(kernel), kernel_span(kernel)
+    lines = linecache.getlines(origin) if origin is not None and span is not None else []
+    return (origin, "".join(lines), *span) if lines else None
 
 
 def bound_parameters(kernel: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
@@ -269,11 +293,18 @@ def compile_cached(func: Any, options: CompileOptions, choice: Any) -> Any:
 
 
 _quiet_cache_hits: ContextVar[bool] = ContextVar("tilelab_quiet_cache_hits", default=False)
+_memory_hits: ContextVar[list | None] = ContextVar("tilelab_memory_hits", default=None)
 
 
 class _CacheHitFilter(logging.Filter):
+    # TileLang says a kernel came from its in-memory cache only in this warning: it is how a memory hit is told.
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (_quiet_cache_hits.get() and "in memory cache" in record.getMessage())
+        if "in memory cache" not in record.getMessage():
+            return True
+        hits = _memory_hits.get()
+        if hits is not None:
+            hits.append(record.getMessage())
+        return not _quiet_cache_hits.get()
 
 
 @functools.cache
@@ -295,6 +326,133 @@ def _host_source(compiled: Any) -> str | None:
         return compiled.get_host_source()
     except Exception:
         return None
+
+
+# -- TileLang's kernel cache ---------------------------------------------------------
+# Its disk entries live at <TILELANG_CACHE_DIR>/<version>/<platform>-<machine>/kernels/<key>/, each with a
+# manifest.json hashing its files; its key is the SHA-256 of a JSON of the printed TIR's SHA-256, out_idx,
+# the resolved target, host and execution backend, the normalised pass configs, compile flags, version and
+# machine (KernelCache._generate_key in tilelang 0.1.15). TileLab computes the same key with its public
+# pieces; tests check it against the entries TileLang writes.
+CACHE_KERNELS_DIR = "kernels"
+CACHE_MANIFEST = "manifest.json"
+CACHE_SOURCE_FILES = ("device_kernel.cu", "host_kernel.cu")
+
+
+def cache_directory() -> Path:
+    """TileLang's cache directory: ``$TILELANG_CACHE_DIR``, else ``~/.tilelang/cache`` (no tilelang import)."""
+    return Path(os.environ.get("TILELANG_CACHE_DIR") or "~/.tilelang/cache").expanduser()
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    """TileLang's kernel-cache key of one compile, the data it hashes, and its disk entry's path."""
+
+    key: str
+    entry: str
+    parts: dict[str, Any]
+    tir_structure: str  # tvm.ir.structural_hash of the PrimFunc (names ignored)
+
+
+def cache_key(func: Any, options: CompileOptions, choice: Any) -> CacheKey:
+    """The key :func:`compile_cached` (``tilelang.compile``) files ``func`` under, computed as TileLang does."""
+    import tilelang
+    import tvm
+    from tilelang import env
+    from tilelang.backend.module import create_backend_context
+    from tilelang.transform.pass_config import normalize_pass_configs
+
+    attrs = func.attrs
+    out_idx = list(attrs["tilelang_out_idx"]) if attrs and "tilelang_out_idx" in attrs else options.out_idx
+    configs = dict(options.pass_configs) or None
+    if attrs and "tilelang_pass_configs" in attrs:
+        configs = {**dict(attrs["tilelang_pass_configs"]), **(configs or {})}
+    flags = options.compile_flags
+    if attrs and "tilelang_compile_flags" in attrs:
+        flags = [*attrs["tilelang_compile_flags"], *([flags] if isinstance(flags, str) else flags or [])]
+    backend = options.execution_backend or env.get_default_execution_backend()
+    context = create_backend_context(choice.tvm_target(), None, backend)
+    parts = {
+        "func": hashlib.sha256(func.script(show_meta=True).encode()).hexdigest(),
+        "out_idx": tuple(out_idx) if isinstance(out_idx, (list, tuple)) else [out_idx],
+        "args_repr": (),
+        "target": str(context.target),
+        "target_host": str(context.target_host) if context.target_host else None,
+        "execution_backend": context.execution_backend.name,
+        "pass_configs": normalize_pass_configs(configs),
+        "compile_flags": [str(flag) for flag in flags] if isinstance(flags, list) else flags,
+        "version": tilelang.__version__,
+        "platform": platform.machine(),
+    }
+    if env.should_use_kernel_cache_lib_stamp():
+        from tilelang.env import TL_LIBS
+
+        stamp = _library_stamp(tuple(TL_LIBS or ()))
+        if stamp:
+            parts["tilelang_lib"] = stamp
+    if sys.platform == "darwin":
+        import torch
+
+        parts["torch"] = torch.__version__
+    key = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    entry = Path(str(env.TILELANG_CACHE_DIR)) / _cache_namespace(tilelang.__version__) / CACHE_KERNELS_DIR / key
+    structure = str(tvm.ir.structural_hash(func, map_free_vars=True))
+    return CacheKey(key, str(entry), json.loads(json.dumps(parts, default=str)), structure)
+
+
+def _cache_namespace(version: str) -> str:
+    """``0.1.15/linux-x86_64``: the folder of one TileLang version and machine in its cache directory."""
+
+    def clean(text: str) -> str:
+        return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in text).strip("._-") or "unknown"
+
+    public, sep, local = version.partition("+")
+    local = "".join(ch if ch.isalnum() else "_" for ch in local).strip("_")
+    folder = f"{clean(public)}_{local}" if sep and local else clean(public)
+    return f"{folder}/{clean(sys.platform)}-{clean(platform.machine())}"
+
+
+@functools.cache
+def _library_stamp(directories: tuple[str, ...]) -> str | None:
+    """TileLang's native libraries' content hashes (its key includes them under TILELANG_KERNEL_CACHE_USE_LIB_STAMP)."""
+    names = ("libtilelang.dylib", "libtilelang.so", "libtvm_runtime.dylib", "libtvm_compiler.dylib") if sys.platform == "darwin" else (
+        "libtilelang.so", "libtvm_runtime.so", "libtvm_compiler.so")  # fmt: skip
+    stamps, seen = [], set()
+    for directory in directories:
+        for name in names:
+            path = Path(directory) / name
+            if name not in seen and path.exists():
+                stamps.append(f"{name}:{hashlib.sha256(path.read_bytes()).hexdigest()}")
+                seen.add(name)
+    return "|".join(stamps) or None
+
+
+@dataclass(frozen=True)
+class CacheOutcome:
+    """Who served one :func:`compile_traced`: ``"memory"``, ``"disk"`` or ``"fresh"``, in how many seconds."""
+
+    served_by: str
+    seconds: float
+    key: CacheKey | None
+    in_disk_cache: bool
+
+
+def compile_traced(func: Any, options: CompileOptions, choice: Any) -> tuple[Any, CacheOutcome]:
+    """:func:`compile_cached`, and whether TileLang's memory cache, its disk cache or a fresh compile served it."""
+    from tilelang import env
+
+    key = cache_key(func, options, choice)
+    on_disk = env.is_cache_enabled() and Path(key.entry).is_dir()
+    _install_cache_hit_filter()
+    hits: list[str] = []
+    token = _memory_hits.set(hits)
+    started = time.perf_counter()
+    try:
+        kernel = compile_cached(func, options, choice)
+    finally:
+        _memory_hits.reset(token)
+    served = "memory" if hits else "disk" if on_disk else "fresh"
+    return kernel, CacheOutcome(served, time.perf_counter() - started, key, on_disk)
 
 
 # -- facts of a lowered module ------------------------------------------------------

@@ -14,10 +14,12 @@ import linecache
 import re
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from tilelab import _tilelang as tl
 from tilelab.errors import KernelCompileError, captured_compiler_output, error_record, source_file
+from tilelab.provenance import CacheSource, build_provenance
 from tilelab.recorder import PassRecorder
 from tilelab.records import (
     FORMAT_VERSION,
@@ -91,13 +93,14 @@ def compile_kernel(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice,
     kwargs, notes = _with_autotune_config(kernel, args, kwargs)
     recorder = PassRecorder()
     recorder.warnings.extend(notes)
-    facts = _Facts(name=name, choice=choice, arguments=describe_arguments(args, kwargs))
+    facts = _Facts(name=name, choice=choice, arguments=describe_arguments(args, kwargs), source=tl.kernel_source_lines(kernel))
     with captured_compiler_output() as output:
         try:
             started = time.perf_counter()
             func, options = tl.elaborate(kernel, args, kwargs, choice.tvm_target())
             facts.elaborate_s = time.perf_counter() - started
             facts.cache_key = _cache_key(func, choice, options.pass_configs)
+            facts.tilelang_key = _tilelang_key(func, options, choice)
             with recorder.installed():
                 started = time.perf_counter()
                 compiled = tl.lower(func, options, choice, line_directives=True)
@@ -159,14 +162,20 @@ class _Facts:
     name: str
     choice: TargetChoice
     arguments: dict[str, str]
+    source: tuple[str, str, int, int] | None = None  # the kernel's file, its text and the function's lines
     cache_key: str = ""
+    tilelang_key: tl.CacheKey | None = None
     elaborate_s: float = 0.0
     total_s: float = 0.0
 
     def _base(self) -> dict[str, Any]:
         import tilelang
 
+        key = self.tilelang_key
+        in_disk = key is not None and Path(key.entry).is_dir()
         return {
+            # Capture always compiles (a cache hit would run no passes to record): fresh, in its lowering's seconds.
+            "provenance": build_provenance(CacheSource.FRESH, self.total_s or None, key, self.source, in_disk),
             "name": self.name,
             "target": self.choice.as_json(),
             "arch": self.choice.arch,
@@ -240,6 +249,17 @@ def _cache_key(func: Any, choice: TargetChoice, pass_configs: dict) -> str:
         digest.update(part.encode())
     digest.update(f"{tilelang.__version__}/{FORMAT_VERSION}".encode())
     return digest.hexdigest()
+
+
+def _tilelang_key(func: Any, options: tl.CompileOptions, choice: TargetChoice) -> tl.CacheKey | None:
+    """TileLang's cache key of this compile, or None when it cannot be computed.
+
+    The key is reported, never needed: a TileLang whose key is made otherwise must not fail the compile.
+    """
+    try:
+        return tl.cache_key(func, options, choice)
+    except Exception:
+        return None
 
 
 def _source_record(lowered: tl.Lowered, choice: TargetChoice) -> SourceRecord:

@@ -30,7 +30,7 @@ from tilelab.targets import TargetError, resolve_target
 
 __all__ = ["TileLangMagics", "load_extension", "unload_extension"]
 
-_SUBCOMMANDS = ("list", "show", "diff", "traceback", "tune")
+_SUBCOMMANDS = ("list", "show", "diff", "why", "cache", "traceback", "tune")
 
 
 @magics_class
@@ -63,7 +63,8 @@ class TileLangMagics(Magics):
         """Compile the kernels a cell defines and show their Explorer; see ``%tilelang?``.
 
         Line forms: ``%tilelang list``, ``%tilelang show NAME``, ``%tilelang diff NAME [A B]``,
-        ``%tilelang traceback``, ``%tilelang tune NAME block_M=64,128 ...``.
+        ``%tilelang why NAME [A B]``, ``%tilelang cache [prune ...]``, ``%tilelang traceback``,
+        ``%tilelang tune NAME block_M=64,128 ...``.
         """
         if cell is None:
             return self._line_command(line)
@@ -229,8 +230,15 @@ class TileLangMagics(Magics):
         views = [record_view(record) for record in records]
         for view in views[:-1]:
             display(view)
-        if not since:
-            return views[-1]
+        if not since:  # a cell-cache hit: the line under the Explorer says so
+            from tilelab.recompiled import why
+            from tilelab.views.changes import WhyView
+
+            display(views[-1])
+            hits = [WhyView(why(record, record)) for record in records]
+            for line in hits[:-1]:
+                display(line)
+            return hits[-1]
         display(views[-1])
         lines = [SinceLastRunView(since_last_run(self.registry, record)) for record in records]
         for line in lines[:-1]:
@@ -316,6 +324,10 @@ class TileLangMagics(Magics):
             return record_view(record)
         if command == "diff":
             return self._diff(rest)
+        if command == "why":
+            return self._why(rest)
+        if command == "cache":
+            return self._cache(rest)
         if command == "traceback":
             if self._last_log is None:
                 print("no TileLab error in this session")
@@ -323,6 +335,28 @@ class TileLangMagics(Magics):
                 print(self._last_log)
             return None
         return self._tune(line.split(None, 1)[1] if len(said) > 1 else "")
+
+    def _why(self, words: list[str]) -> None:
+        """``%tilelang why NAME [A B]``: which components of TileLang's cache key changed (default: the last two runs)."""
+        from tilelab.runs import RunsError, why_of_runs
+
+        if not words:
+            raise UsageError("usage: %tilelang why NAME [A B]  (run numbers; default: the last two)")
+        try:
+            print(why_of_runs(self.registry, words[0], words[1:]).text())
+        except RunsError as exc:
+            raise UsageError(str(exc)) from None
+
+    def _cache(self, words: list[str]) -> None:
+        """``%tilelang cache [prune ...]``: TileLang's kernel cache, as ``tilelab cache`` lists or prunes it."""
+        from tilelab._cli_cache import CacheUsageError, magic_command
+
+        try:
+            text = magic_command(words)
+        except CacheUsageError as exc:
+            raise UsageError(f"%tilelang cache: {exc}") from None
+        if text:
+            print(text)
 
     def _diff(self, words: list[str]):
         """``%tilelang diff NAME [A B]``: the comparison of two runs (default: the last two)."""

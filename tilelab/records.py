@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from tilelab.profile_summary import ProfileRecord
+from tilelab.provenance import CacheSource, Provenance
+from tilelab.repro import reproducer_of_record
 
 __all__ = [
     "FORMAT_VERSION",
@@ -39,9 +41,9 @@ __all__ = [
 ]
 
 # 2: a launch per device kernel, launch problems, layouts keyed per kernel; 3: static estimate;
-# 4: the estimate's GEMM operand dtypes (which pick its FLOP peak)
-FORMAT_VERSION = 4
-_READABLE_FORMATS = (2, 3, 4)  # formats 3 and 4 only added optional fields: older files lack them (None, or no dtypes)
+# 4: the estimate's GEMM operand dtypes (which pick its FLOP peak); 5: provenance (who served it, the cache key's parts)
+FORMAT_VERSION = 5
+_READABLE_FORMATS = (2, 3, 4, 5)  # formats 3 to 5 only added optional fields: older files lack them (None, or no dtypes)
 
 
 class Status(str, Enum):
@@ -286,6 +288,7 @@ class KernelRecord:
     warnings: tuple[str, ...] = ()
     device_name: str | None = None
     from_cache: bool = False
+    provenance: Provenance | None = None  # who served the compile and what TileLang's cache key was made of
     created: float = field(default_factory=time.time)  # when the compile finished (orders a kernel's runs)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
@@ -357,7 +360,18 @@ class KernelRecord:
         }
 
     def with_cache_hit(self) -> KernelRecord:
-        return replace(self, from_cache=True)
+        """This record shown again from TileLab's cell cache (nothing compiled)."""
+        provenance = self.provenance.served_from(CacheSource.CELL) if self.provenance is not None else None
+        return replace(self, from_cache=True, provenance=provenance)
+
+    def reproducer(self) -> str:
+        """A standalone Python file (it imports only ``tilelang`` and ``torch``) that compiles this kernel again.
+
+        It holds the kernel's source, the arguments, target and pass configs, seeded
+        inputs and a NaN/Inf check of the outputs, under a header saying what TileLab
+        observed (the compile error, the latency, the device). See :mod:`tilelab.repro`.
+        """
+        return reproducer_of_record(self)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, KernelRecord):
@@ -473,6 +487,7 @@ def _decode_kernel(data: dict) -> KernelRecord:
             "machine_code": None if data.get("machine_code") is None else MachineCodeRecord.from_dict(data["machine_code"]),
             "estimate": None if data.get("estimate") is None else _estimate_from(data["estimate"]),
             "profile": None if data.get("profile") is None else ProfileRecord.from_dict(data["profile"]),
+            "provenance": None if data.get("provenance") is None else Provenance.from_dict(data["provenance"]),
         }
     )
 

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from tilelab.changes import RecordChanges, record_changes
+from tilelab.recompiled import WhyRecompiled, why
 from tilelab.records import KernelRecord
 
-__all__ = ["RunsError", "SinceLastRun", "pick_runs", "runs_of", "since_last_run"]
+__all__ = ["RunsError", "SinceLastRun", "pick_runs", "runs_of", "since_last_run", "why_of_runs"]
 
 
 class RunsError(ValueError):
@@ -55,6 +56,7 @@ class SinceLastRun:
     name: str
     run: int  # this run's number
     changes: RecordChanges | None  # None: the first run of this name
+    why: WhyRecompiled | None = None  # which components of TileLang's cache key changed (None: the first run)
 
     def text(self) -> str:
         if self.changes is None:
@@ -67,4 +69,19 @@ def since_last_run(registry: Any, record: KernelRecord) -> SinceLastRun:
     runs = runs_of(registry, record.name)
     position = next((i for i, run in enumerate(runs) if run.id == record.id), len(runs))
     previous = runs[position - 1] if position > 0 else None
-    return SinceLastRun(record.name, position + 1, None if previous is None else record_changes(previous, record))
+    if previous is None:
+        return SinceLastRun(record.name, position + 1, None)
+    return SinceLastRun(record.name, position + 1, record_changes(previous, record), why(previous, record))
+
+
+def why_of_runs(registry: Any, name: str, numbers: list[str]) -> WhyRecompiled:
+    """Why run ``B`` of ``name`` recompiled after run ``A`` (default: the last two runs).
+
+    When the newest record was served from TileLab's cell cache, that is the answer
+    (a cache hit) rather than a comparison of the two compiles before it.
+    """
+    latest = registry.latest(name)
+    if latest is not None and latest.from_cache and not numbers:
+        return why(latest, latest)
+    before, after, _, _ = pick_runs(registry, name, numbers)
+    return why(before, after)

@@ -103,7 +103,7 @@ def overview_rows(record: KernelRecord) -> list[tuple[str, str]]:
     )
     changed = sum(1 for p in record.passes if p.changed)
     rows.append(("passes", escape(f"{len(record.passes)} ({changed} changed the IR)")))
-    rows.append(("cache", "hit: no passes ran for this display" if record.from_cache else "miss: compiled now"))
+    rows.append(("cache", _cache_text(record)))
     if record.arguments:
         rows.append(("arguments", escape(", ".join(f"{k}={v}" for k, v in record.arguments.items()))))
     if record.device_name:
@@ -112,6 +112,13 @@ def overview_rows(record: KernelRecord) -> list[tuple[str, str]]:
     for warning in record.warnings:
         rows.append(("warning", f"<span style='color:#9a6700'>{escape(warning)}</span>"))
     return rows
+
+
+def _cache_text(record: KernelRecord) -> str:
+    """Who served the compile and TileLang's key's components, in one escaped line (records older than format 5: a hit or a miss)."""
+    if record.provenance is not None:
+        return f"<span data-tilelab='provenance'>{escape(record.provenance.text())}</span>"
+    return "hit: no passes ran for this display" if record.from_cache else "miss: compiled now"
 
 
 def _machine_rows(record: KernelRecord) -> list[tuple[str, str]]:
