@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -194,3 +195,25 @@ def test_line_forms_and_tune_lines_read_quotes_as_the_cell_magic_does(ip):
         ip.run_line_magic("tilelang", "show 'nope")
     with pytest.raises(UsageError, match=r"^%tilelang unbalanced quote in \"block_M='64\"$"):
         ip.run_line_magic("tilelang", "tune matmul block_M='64 --arch sm_90")
+
+
+def test_a_cluster_that_is_not_a_scheduler_address_is_one_line_and_leaves_no_client_behind():
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        import tilelab
+        from tune_kernels import scale_add
+
+        try:
+            tilelab.tune(scale_add, block=tilelab.choices([32, 64]), cluster="not-a-scheduler", db=":memory:", live=False)
+        except ValueError as error:
+            print(error)
+    """)
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+
+    assert done.stdout == (
+        "cluster='not-a-scheduler' is not a Dask scheduler address (missing port number in address 'not-a-scheduler'); "
+        "expected e.g. 'tcp://host:8786', a distributed.Client or a Dask cluster object\n"
+    )
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr

@@ -77,5 +77,10 @@ def local(gpus: int | None = None, compile_threads: int | None = None) -> Any:
     cluster.worker_spec.update(specs)
     cluster.scale(len(cluster.worker_spec))
     client = distributed.Client(cluster, set_as_default=False)
-    client.wait_for_workers(len(specs), timeout=_START_S)
+    try:
+        client.wait_for_workers(len(specs), timeout=_START_S)
+    except BaseException:  # workers that never came (or an interrupt): no scheduler or worker process stays behind
+        client.close()
+        cluster.close()
+        raise
     return client

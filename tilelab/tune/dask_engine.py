@@ -55,10 +55,26 @@ def connect(cluster: Any) -> tuple[Any, bool]:
         return cluster, False
     if not isinstance(cluster, str) and not hasattr(cluster, "scheduler_address"):
         raise ClusterError(f"cluster={cluster!r}: expected a distributed.Client, a scheduler address or a Dask cluster")
+    if isinstance(cluster, str):
+        _check_address(distributed, cluster)
     try:
         return distributed.Client(cluster, timeout=_CONNECT_S, set_as_default=False), True
     except (OSError, TimeoutError) as exc:
         raise ClusterError(f"cannot reach the Dask scheduler at {cluster} ({exc})") from None
+
+
+def _check_address(distributed: Any, address: str) -> None:
+    """Refuse an address Dask cannot parse before a Client exists: a Client that fails while
+    parsing it is left half made, and its finalizer stalls the interpreter's exit for 20 s."""
+    try:
+        scheme, _ = distributed.comm.parse_address(address)
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            distributed.comm.get_address_host_port(address)
+    except ValueError as exc:
+        raise ClusterError(
+            f"cluster={address!r} is not a Dask scheduler address ({exc}); "
+            "expected e.g. 'tcp://host:8786', a distributed.Client or a Dask cluster object"
+        ) from None
 
 
 def one_device(resource: str, devices: dict[str, str]) -> str:
