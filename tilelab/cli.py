@@ -1,4 +1,4 @@
-"""``tilelab report | diff | tune``: reports, CI checks and sweeps from the command line.
+"""``tilelab report | diff | tune | cache | repro``: reports, CI checks, sweeps, TileLang's cache and reproducers.
 
 Exit codes: 0 done; 1 the kernel failed to compile (``report``), every config
 failed (``tune``) or a ``--fail-on`` aspect changed (``diff``); 2 bad input (one
@@ -13,13 +13,14 @@ import warnings
 from pathlib import Path
 from typing import Any, NoReturn
 
+from tilelab import _cli_cache, _cli_repro
 from tilelab._cli_load import UsageError
 
 __all__ = ["main"]
 
 USAGE_ERROR, CHANGED, FAILED, INTERRUPTED = 2, 1, 1, 130
 _RUNS_CODE = (
-    "report and tune run code: FILE.py is imported (its top level runs, as with any import) and "
+    "report, tune and repro run code: FILE.py is imported (its top level runs, as with any import) and "
     "--args is evaluated as Python. Use them only on files and expressions you trust."
 )
 
@@ -67,6 +68,15 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument("--budget", type=_budget, help="configs a search may measure: a number, or a fraction (0 < f <= 1)")
     tune.add_argument("--seed", type=int, help="the search's seed")
     tune.add_argument("--sampler", choices=("tpe", "gp", "random"), help="the search's sampler (default tpe)")
+    cache = commands.add_parser("cache", help="TileLang's kernel cache: entries, size, duplicates; prune it (a dry run unless --yes)")
+    _cli_cache.configure(cache, _Parser)
+
+    repro = commands.add_parser("repro", help="a standalone Python file that reproduces a kernel's compile (needs only tilelang and torch)",
+                                epilog=_RUNS_CODE)  # fmt: skip
+    repro.add_argument("kernel", metavar="FILE.py::KERNEL")
+    _add_target(repro, cpu=True)
+    repro.add_argument("--args", metavar="EXPR", help="a Python expression giving a tuple (positional) or dict (keywords); it runs as code in FILE's namespace")
+    repro.add_argument("-o", "--output", type=Path, help="the file to write (default repro_KERNEL.py)")
     return parser
 
 
@@ -114,7 +124,7 @@ def _positive(kind: type) -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the exit code."""
     options = _parser().parse_args(argv)
-    command = {"report": _report, "diff": _diff, "tune": _tune}[options.command]
+    command = {"report": _report, "diff": _diff, "tune": _tune, "cache": _cache, "repro": _cli_repro.run}[options.command]
     try:
         with warnings.catch_warnings():  # restores showwarning: main() may run inside a Python session
 
@@ -201,6 +211,14 @@ def _diff(options: argparse.Namespace) -> int:
     if failing:
         print(f"changed: {', '.join(failing)}")
         return CHANGED
+    return 0
+
+
+def _cache(options: argparse.Namespace) -> int:
+    try:
+        print("\n".join(_cli_cache.run(options)))
+    except _cli_cache.CacheUsageError as exc:
+        raise UsageError(str(exc)) from None
     return 0
 
 
