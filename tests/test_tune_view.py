@@ -102,7 +102,7 @@ def test_a_tuning_result_displays_as_its_view_once_tilelab_is_loaded(ip):
 def test_the_live_widget_follows_the_run_through_the_registry_until_it_ends():
     result = _result(running=True)
     view = TuningView(result)
-    progress, pivot, _table = view.widget.children
+    progress, pivot, _timeline, _table = view.widget.children
     assert "0.5" in pivot.value and "running…" in progress.value
 
     result.rows.pop(1)

@@ -6,6 +6,7 @@ import ast
 import os
 import re
 import sys
+import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
@@ -14,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from tilelab._line import unquoted, words
+from tilelab.tune.budget import looks_like_duration, split_budget
 from tilelab.tune.build import kernel_name, kernel_source, spec_of
 from tilelab.tune.engine import run_on_engine
+from tilelab.tune.pool import session_pool
 from tilelab.tune.prior import static_order
 from tilelab.tune.result import TuneResult, TuneRow
 from tilelab.tune.runner import Sweep, run_sweep, worker_count
@@ -62,13 +65,14 @@ def tune(
     rtol: float = 1e-2,
     atol: float = 1e-2,
     search: str = "grid",
-    budget: int | float | None = None,
+    budget: int | float | str | None = None,
     seed: int | None = None,
     sampler: Any = None,
     prune: bool | None = None,
     rebench: int = 3,
     resources: bool = True,
     cluster: Any = None,
+    timer: Callable[[dict, int], Iterable[float]] | None = None,
     on_row: Callable[[TuneRow], None] | None = None,
     live: bool | None = None,
     **kwargs: Any,
@@ -130,7 +134,11 @@ def tune(
         sampler kept repeating itself).
     budget
         The configs this run may measure: a number, or a fraction (0 < f <= 1) of
-        the space. Rows restored from the history do not count.
+        the space. Rows restored from the history do not count. Or a wall-clock
+        budget: a duration (``"3min"``, ``"90s"``, ``"1h30m"``, a ``timedelta``) from
+        this call; no config starts after it, the best so far is returned, and
+        ``result.coverage()`` says how much of the space was covered
+        (:mod:`tilelab.tune.budget`).
     seed
         The sampler's seed (searches are reproducible with it).
     sampler
@@ -142,9 +150,11 @@ def tune(
         ``pruned`` row saying why). Default: on for searches, off for the grid.
         Configs that cannot launch are never benchmarked either way.
     rebench
-        At the end, benchmark the ``rebench`` fastest configs again, one after
-        another with no compile running, into ``rebench_ms``; the best is chosen on
-        that. 0 turns it off.
+        At the end, benchmark the ``rebench`` fastest configs again, interleaved
+        (A B C A B C …, so drift cancels) with no compile running, into ``rebench_ms``;
+        the best is chosen on that, and ``result.verdict_text()`` says by how much
+        (``best by 2.1 % (± 0.3 %)``) or that the top configs are tied at this noise
+        (:mod:`tilelab.tune.noise`). 0 turns it off.
     resources
         For CUDA targets, the ``registers``, ``spills``, ``shared_bytes``,
         ``occupancy`` and ``launchable`` columns (nvcc and ptxas, or the cubin
@@ -159,6 +169,12 @@ def tune(
         :mod:`tilelab.tune.dask_engine` and :func:`tilelab.cluster.local`). The target
         and device are those of its GPU workers; ``workers`` is ignored. A worker lost
         mid-task gives a ``worker_lost`` row and the task is retried once elsewhere.
+    timer
+        ``timer(config, calls)`` returns the times (ms) of ``calls`` calls of a config
+        (``config``: its keyword arguments, fixed ones included), instead of CUDA
+        events or the wall clock: a seeded fake timer in tests, or another profiler.
+        Each config is still built, run once and checked against ``reference``; only
+        its timings come from the timer. Local sweeps only (not with ``cluster``).
     on_row
         Called with each finished :class:`~tilelab.tune.result.TuneRow`.
     live
@@ -181,7 +197,11 @@ def tune(
     from tilelab.registry import default_registry
     from tilelab.targets import resolve_target
 
+    started = time.monotonic()  # the timeline's zero, and where a wall-clock budget starts
     _check_options(timeout, workers, db, rebench, resources)
+    if timer is not None and (cluster is not None or not callable(timer)):
+        raise ValueError(f"timer={timer!r}: expected a function timer(config, calls) -> times in ms, for a local sweep")
+    budget, budget_s = split_budget(budget)
     try:
         spec = spec_of(kernel)
     except TypeError as exc:
@@ -189,6 +209,8 @@ def tune(
     if configs is None and tl.is_autotuned(kernel) and not any(isinstance(v, Choices) for v in kwargs.values()):
         configs = tl.autotune_configs(kernel, args, kwargs)  # the kernel's own @autotune space
     space = Space.build(kwargs, where=where, configs=configs)
+    if cluster is None:  # workers import TileLang while the rest is set up (the session's pool keeps them)
+        session_pool().warm(min(worker_count(workers), len(space)))
     if target is None and arch is None:
         target = _declared_target(kernel)
     engine = _engine(cluster)  # None: this machine's compile workers and GPU
@@ -200,6 +222,7 @@ def tune(
     store = open_history(db)
     tilelang_version = _tilelang_version()
     result = TuneResult(name, space.configs, space.swept, device, kernel, args, space.fixed, choice, runnable=choice.runnable)
+    result.budget_s = budget_s
     measured = {} if force else store.measured(key)
     todo, known = [], []
     for index, config in enumerate(space.configs):
@@ -221,7 +244,8 @@ def tune(
     int_params = int_parameters(tl.python_function(kernel))
     sweep = Sweep(
         kernel, spec, args, space.fixed, choice, timeout, workers, reference, rtol, atol, flops, bytes, int_params,
-        resources=resources, prune=settings.prune, rebench=rebench,
+        resources=resources, prune=settings.prune, rebench=rebench, timer=timer, started=started,
+        deadline=started + budget_s if budget_s is not None else None,
     )  # fmt: skip
     registry = default_registry()
     sweep.on_progress.append(lambda: registry.track_tuning(result))
@@ -383,6 +407,8 @@ def tune_from_line(line: str, user_ns: dict[str, Any]) -> TuneResult:
             kwargs[key] = _where(token, unquoted(text))
         elif key in _WORDS and _NAME.match(text):
             kwargs[key] = text
+        elif key == "budget" and looks_like_duration(unquoted(text)):
+            kwargs[key] = unquoted(text)  # budget=3m: a wall-clock budget
         else:
             values = _values(token, text, user_ns)
             if len(values) > 1 and key in _OPTIONS:

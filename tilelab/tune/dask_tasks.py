@@ -90,7 +90,8 @@ def compile_task(job: SweepJob, index: int, config: dict) -> CompileReply:
 
 
 def _checkout(job: SweepJob) -> Any:
-    from tilelab.tune.runner import TuneSetupError, _Worker
+    from tilelab.tune.pool import Worker
+    from tilelab.tune.runner import TuneSetupError
     from tilelab.tune.worker import read_message
 
     with _lock:
@@ -100,11 +101,13 @@ def _checkout(job: SweepJob) -> Any:
         idle = _idle.get(job.digest)
         process = idle.pop() if idle else None
         if process is None:
-            process = _Worker(job.setup)
+            process = Worker(job.setup)
         _busy.setdefault(job.digest, set()).add(process)
     if not process.ready:
         try:
             message = read_message(process.proc.stdout)
+            while message[0] == "alive":  # TileLang imported; the setup's answer comes next
+                message = read_message(process.proc.stdout)
         except EOFError:
             message = ("exited", f"exit code {process.proc.wait()}: {process.log_tail()}")
         if message[0] != "ready":

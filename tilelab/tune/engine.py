@@ -15,7 +15,11 @@ Policy lives here, not in engines: a task whose worker was lost becomes a
 ``worker_lost`` row and is submitted once more (elsewhere: the lost worker is
 gone); lost again, the row stays. On the CPU, benchmarks wait until no compile
 is running, as they do locally, so that compiles do not disturb wall-clock
-timings.
+timings. The timeline records what the driver sees (a task from its submission
+to its event), a wall-clock budget stops new compiles as locally, and the top
+configs are re-benchmarked one after another on the engine (not interleaved:
+each benchmark is a task of its own, so no verdict), with no confirmation of
+fast first timings.
 """
 
 from __future__ import annotations
@@ -115,12 +119,14 @@ class _EngineRun(_Run):
 
     def loop(self) -> None:
         self.engine.start(self.sweep)
+        self.timeline.workers = max(1, self.engine.slots())
         while self._more_to_compile() or self.compiling or self.waiting:
             room = 2 * max(1, self.engine.slots()) - len(self.compiling)
-            for job in self.feed.take(room) if room > 0 else ():
+            for job in self.feed.take(room) if room > 0 and not self._out_of_time() else ():
                 self.jobs[job.index] = job
                 self.compiling[job.index] = job.config
                 self.engine.compile(job.index, job.config)
+                self.timeline.enter(job.index, "compiling", lane=self.engine.name)
             if not self.compiling and not self.feed.has_ready():
                 while self.held:
                     self._submit_bench(self.held.popleft())
@@ -128,6 +134,7 @@ class _EngineRun(_Run):
                 self._handle(event)
 
     def _submit_bench(self, index: int) -> None:
+        self.timeline.enter(index, "benchmarking", lane="bench")
         best = self.result.best if self.sweep.prune else None
         self.engine.bench(index, self.waiting[index][1], best.latency_ms if best is not None else None)
 
@@ -147,6 +154,7 @@ class _EngineRun(_Run):
             self.result.note(note)
         index, config, seconds, columns = event.index, event.config, event.seconds, event.columns
         if event.status == TuneStatus.OK.value and self.sweep.choice.runnable:
+            self.timeline.enter(index, "compiled")
             self.write(self._row(index, config, TuneStatus.COMPILED, compile_s=seconds, **columns))
             self.waiting[index] = (index, config, seconds, columns)
             if self.sweep.choice.is_cuda:
@@ -155,17 +163,19 @@ class _EngineRun(_Run):
                 self.held.append(index)
             self._progress()
             return
+        self.timeline.leave(index)
         error = self._explained(config, event.error) if event.status == TuneStatus.COMPILE_ERROR.value else event.error
         self._finish(self._row(index, config, TuneStatus(event.status), error, compile_s=seconds, **columns))
 
     def _benched(self, event: Benched) -> None:
         index, config, compile_s, columns = self.waiting.pop(event.index)
+        self.timeline.leave(index)
         self.result.benchmarked += 1
         outcome = event.outcome
         if event.device != self.result.device:
             error = f"benchmarked on {event.device}, not {self.result.device}: one sweep never compares two device models"
             outcome = BenchOutcome("run_error", None, error, outcome.bench_s)
-        row = self._row(index, config, TuneStatus(outcome.status), outcome.error, compile_s=compile_s, **self._timed(config, outcome), **columns)
+        row = self._row(index, config, TuneStatus(outcome.status), outcome.error, compile_s=compile_s, **self.slot.fields(config, outcome), **columns)
         self._finish(row)
 
     def _lost(self, event: Lost) -> None:
@@ -179,6 +189,7 @@ class _EngineRun(_Run):
         row = self._row(event.index, event.config, TuneStatus.WORKER_LOST, error + ("; retried on another worker" if again else " twice"), compile_s=compile_s)
         if not again:
             busy.pop(event.index)
+            self.timeline.leave(event.index)
             self._finish(row)
             return
         self.losses.add((event.index, event.stage))
@@ -191,6 +202,20 @@ class _EngineRun(_Run):
             self.engine.compile(event.index, event.config)
         else:
             self._submit_bench(event.index)
+
+    def rebench(self) -> None:
+        """Benchmark the top configs again, one after another on the engine, into ``rebench_ms`` (no verdict)."""
+        ranked = sorted((r for r in self.result.rows.values() if r.ok and r.latency_ms is not None), key=lambda r: r.latency_ms)
+        top = ranked[: self.sweep.rebench]
+        if len(top) < 2:
+            return
+        for row in top:
+            self.timeline.enter(row.index, "rebenchmarking", lane="bench")
+            outcome = self._bench_again(row)
+            self.timeline.leave(row.index)
+            if outcome is not None and outcome.status == "ok":
+                self._rebenched(row, outcome.latency_ms)
+        self._progress()
 
     def _bench_again(self, row: TuneRow) -> BenchOutcome | None:
         """One serial benchmark of ``row``'s config on the engine; None when its worker was lost."""

@@ -18,14 +18,24 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-__all__ = ["RESOURCE_COLUMNS", "ROOFLINE_COLUMNS", "SPREAD_COLUMNS", "TuneResult", "TuneRow", "TuneStatus", "best_rank"]
+__all__ = [
+    "RESOURCE_COLUMNS",
+    "ROOFLINE_COLUMNS",
+    "SPREAD_COLUMNS",
+    "TRUST_COLUMNS",
+    "TuneResult",
+    "TuneRow",
+    "TuneStatus",
+    "best_rank",
+]
 
 RESOURCE_COLUMNS = ("registers", "spills", "shared_bytes", "occupancy", "launchable")
 SPREAD_COLUMNS = ("latency_min_ms", "latency_median_ms", "latency_p90_ms", "latency_std_ms")
 ROOFLINE_COLUMNS = ("roofline_ms", "roofline_pct")
 _INT_COLUMNS = ("repetitions", "registers", "spills", "shared_bytes", "trial")
+TRUST_COLUMNS = ("timing", "noise_low_ms", "noise_high_ms", "first_ms")
 _FLOAT_COLUMNS = ("latency_ms", *SPREAD_COLUMNS, "rebench_ms", "tflops", "gbps", "compile_s", "bench_s", "occupancy", "elapsed_s",
-                  *ROOFLINE_COLUMNS)  # fmt: skip
+                  *ROOFLINE_COLUMNS, *TRUST_COLUMNS[1:])  # fmt: skip
 
 _HIGHLIGHT = "background-color: #b7e4c7; font-weight: bold"
 
@@ -81,6 +91,10 @@ class TuneRow:
     trial: int | None = None  # the order in which configs were tried
     chosen_by: str | None = None  # "grid", "sampler", "warm start", "static prior", "random" or "history"
     elapsed_s: float | None = None  # seconds from the start of the run to this row
+    timing: str | None = None  # how its calls were timed: "cuda events", "wall" or "timer <name>"
+    noise_low_ms: float | None = None  # the 95 % interval of the median of its repetitions: its noise band
+    noise_high_ms: float | None = None
+    first_ms: float | None = None  # a config timed twice (it beat the best by more than the noise): its first timing
 
     @property
     def ok(self) -> bool:
@@ -124,6 +138,11 @@ class TuneResult:
     search: Any = None  # tilelab.tune.search.SearchSettings of a search run; None for a plain grid
     planned: int | None = None  # configs this run will have rows for (a search's budget), when not all
     study: Any = field(default=None, repr=False)  # the Optuna study of a search run
+    timeline_record: Any = field(default=None, repr=False)  # tilelab.tune.timeline.Timeline: every config's phases
+    verdict: Any = None  # tilelab.tune.noise.Verdict of the interleaved re-benchmark (None without one)
+    budget_s: float | None = None  # the wall-clock budget (tune(budget="3min")), in seconds
+    budget_reached: bool = False  # the budget ran out with configs not started
+    gpu_state: dict | None = None  # {"start": ..., "end": ...}: clocks, temperature, power (None off a GPU)
     _best_kernel: Any = field(default=None, repr=False)
 
     # -- progress -------------------------------------------------------------
@@ -200,6 +219,38 @@ class TuneResult:
         record = explore(self.kernel, *self.args, target=spec, **{**self.fixed, **config})
         return record.with_latency(row.latency_ms) if row is not None and row.latency_ms is not None else record
 
+    # -- where the time went, and how sure the best is -------------------------------
+    def timeline(self):
+        """Every config's phases as a DataFrame (:mod:`tilelab.tune.timeline`), one row per span.
+
+        Columns: the swept parameters, ``index``, ``phase`` (``queued``, ``compiling``,
+        ``compiled``, ``waiting``, ``checking``, ``benchmarking``, ``confirming``,
+        ``rebenchmarking``), ``start_s`` and ``end_s`` (seconds from the ``tune()``
+        call), ``duration_s`` and ``lane`` (the compile worker, or ``bench``).
+        """
+        from tilelab.tune.timeline import frame_of
+
+        return frame_of(self)
+
+    def timeline_summary(self) -> str:
+        """One line: how busy the compile workers and the bench slot were, and what bounded the sweep."""
+        summary = self.timeline_record.summary() if self.timeline_record is not None else None
+        return summary.text() if summary is not None else ""
+
+    def verdict_text(self) -> str:
+        """``best by X % (± Y %)`` or ``top 2 indistinguishable at this noise (± Y %)``; empty without a re-benchmark."""
+        return self.verdict.text() if self.verdict is not None else ""
+
+    def tied(self) -> tuple[int, ...]:
+        """Indices of the configs the re-benchmark could not tell from the best (the best not included)."""
+        return tuple(self.verdict.tied) if self.verdict is not None else ()
+
+    def coverage(self) -> str:
+        """How much of the space this run covered, and whether the wall-clock budget stopped it."""
+        from tilelab.tune.budget import coverage_of
+
+        return coverage_of(self)
+
     # -- tables ------------------------------------------------------------------
     def to_pandas(self):
         """One DataFrame row per finished config, in space order.
@@ -212,12 +263,15 @@ class TuneResult:
         nvcc or off CUDA), the static roofline (``roofline_ms``, and ``roofline_pct``
         of ``latency_ms``; empty where tilelang's Analyzer cannot count the kernel,
         and for rows of a history written before it stored them), ``trial``,
-        ``chosen_by``, ``elapsed_s``, ``device``, ``cached``.
+        ``chosen_by``, ``elapsed_s``, how it was timed (``timing``, and the noise band
+        ``noise_low_ms``..``noise_high_ms``: the 95 % interval of the median; ``first_ms``
+        the first timing of a config confirmed by a second), ``device``, ``cached``.
         """
         import pandas as pd
 
         names = ["status", "error", "latency_ms", *SPREAD_COLUMNS, "repetitions", "rebench_ms", "tflops", "gbps",
-                 "compile_s", "bench_s", *RESOURCE_COLUMNS, *ROOFLINE_COLUMNS, "trial", "chosen_by", "elapsed_s", "device", "cached"]  # fmt: skip
+                 "compile_s", "bench_s", *RESOURCE_COLUMNS, *ROOFLINE_COLUMNS, "trial", "chosen_by", "elapsed_s", *TRUST_COLUMNS, "device",
+                 "cached"]  # fmt: skip
         records = [
             {
                 **{name: row.config.get(name) for name in self.swept},

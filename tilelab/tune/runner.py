@@ -25,6 +25,11 @@ that busy workers do not disturb wall-clock timings. The cost: a benchmark
 itself cannot be killed on timeout, and a kernel that faults the GPU faults
 the notebook, as it would if run by hand.
 
+Workers come from the session's pool (:mod:`tilelab.tune.pool`): a second
+sweep in the same process finds them running, with TileLang imported, and only
+sends its setup. When a sweep has no more to compile its idle workers go back
+to the pool; workers still compiling at an interrupt are killed.
+
 Every config that compiles is stored at once as a ``compiled`` row, which its
 benchmark later replaces: an interrupt (or a crash of the notebook's kernel)
 between compile and benchmark keeps it, and the next run measures it.
@@ -32,32 +37,36 @@ between compile and benchmark keeps it, and the next run measures it.
 Which configs run, and when, is a feed's business (:mod:`tilelab.tune.search`):
 the grid hands out its list as fast as workers take it; a search asks its
 study for a batch and learns from every finished row. When the last config is
-done, the top ``rebench`` configs are benchmarked again one after another, with
-no compile running (parallel warm-up noise can pick the wrong config), and the
-best is chosen on that re-benchmark.
+done, the top ``rebench`` configs are benchmarked again, interleaved, with no
+compile running (parallel warm-up noise can pick the wrong config), and the
+best is chosen on that re-benchmark (:mod:`tilelab.tune.slot`). A wall-clock
+budget (``deadline``) stops new configs from starting; those already compiling
+finish. Every phase of every config is recorded in the result's timeline
+(:mod:`tilelab.tune.timeline`).
 """
 
 from __future__ import annotations
 
-import io
 import os
-import subprocess
+import pickle
 import sys
-import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
-from pathlib import Path
 from typing import Any
 
-from tilelab.tune.bench import BenchOutcome, bench_config
+from tilelab.tune.bench import Timer
 from tilelab.tune.build import KernelSpec, TensorShape
-from tilelab.tune.result import TuneResult, TuneRow, TuneStatus, throughput
+from tilelab.tune.gpu_state import gpu_state
+from tilelab.tune.pool import Worker, session_pool
+from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
 from tilelab.tune.search import GridFeed, Job
+from tilelab.tune.slot import BenchSlot
 from tilelab.tune.space import mistyped
-from tilelab.tune.worker import read_message, write_message
+from tilelab.tune.timeline import Timeline
+from tilelab.tune.worker import read_message
 
 __all__ = ["Sweep", "TuneSetupError", "run_sweep", "worker_count"]
 
@@ -85,7 +94,10 @@ class Sweep:
     int_params: frozenset[str] = frozenset()  # the kernel's parameters that take an int (for error messages)
     resources: bool = True  # machine-code columns for CUDA configs (nvcc, or the cubin TileLang built)
     prune: bool = False  # stop a benchmark whose first calls are over twice the best so far
-    rebench: int = 3  # the top configs benchmarked again, one after another, at the end
+    rebench: int = 3  # the top configs benchmarked again, interleaved, at the end
+    timer: Timer | None = None  # times calls instead of CUDA events / the wall clock (tune()'s ``timer``)
+    started: float = field(default_factory=time.monotonic)  # the tune() call: the timeline's zero
+    deadline: float | None = None  # monotonic time after which no new config starts (a wall-clock budget)
     on_row: list[Callable[[TuneRow], None]] = field(default_factory=list)
     on_progress: list[Callable[[], None]] = field(default_factory=list)
 
@@ -97,49 +109,6 @@ def _shipped(value: Any) -> Any:
     return value
 
 
-class _Worker:
-    """One compile worker process and the config it is compiling."""
-
-    def __init__(self, setup: bytes) -> None:
-        env = dict(os.environ)
-        root = str(Path(__file__).resolve().parents[2])  # the folder holding the tilelab package
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        self.log = tempfile.TemporaryFile()  # noqa: SIM115  (lives as long as the worker; closed in stop())
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tilelab.tune.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.log,
-            bufsize=0,
-            env=env,
-            start_new_session=True,
-        )
-        self.requests = io.BufferedWriter(self.proc.stdin)  # writes whole messages; reads stay unbuffered
-        self.requests.write(setup)
-        self.requests.flush()
-        self.ready = False
-        self.job: tuple[int, dict, float] | None = None  # index, config, started
-
-    def send(self, job: Job) -> None:
-        write_message(self.requests, ("compile", job.index, job.config))
-        self.job = (job.index, job.config, time.monotonic())
-
-    def log_tail(self, limit: int = 600) -> str:
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace").strip()[-limit:]
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        for stream in (self.requests, self.proc.stdout):
-            try:
-                stream.close()
-            except BrokenPipeError:  # flushing to a worker that is gone
-                pass
-        self.log.close()
-
-
 class _Run:
     """The state of one running sweep (one instance per :func:`run_sweep` call)."""
 
@@ -149,11 +118,11 @@ class _Run:
         self.jobs: dict[int, Job] = {}  # index -> its job, for the row's trial number
         self.bench_queue: deque[tuple[int, dict, float, dict]] = deque()  # compiled and stored, to benchmark
         self.benching: tuple[int, dict, float, dict] | None = None
-        self.workers: list[_Worker] = []
-        self.started = time.monotonic()
+        self.workers: list[Worker] = []
+        self.started = sweep.started
+        self.timeline = result.timeline_record = Timeline(sweep.started)
+        self.slot = BenchSlot(sweep, self.timeline)
         self.size = max(1, min(worker_count(sweep.workers), feed.width))
-        import pickle
-
         setup = {
             "spec": sweep.spec,
             "args": tuple(_shipped(a) for a in sweep.args),
@@ -161,12 +130,13 @@ class _Run:
             "choice": sweep.choice,
             "sys_path": [p for p in sys.path if p],
             "resources": sweep.resources,
+            "sweep": result.id,  # echoed in the worker's answers: a pooled worker's stale answer is told apart
         }
         payload = pickle.dumps(setup, protocol=pickle.HIGHEST_PROTOCOL)
         self.setup = len(payload).to_bytes(4, "big") + payload
 
     def loop(self) -> None:
-        self.workers = [_Worker(self.setup) for _ in range(self.size)]
+        self._start_workers()
         if self.sweep.choice.runnable:
             import tilelang  # noqa: F401  (while the workers start: the parent compiles from cache later)
         while self._more_to_compile() or self.bench_queue or any(w.job for w in self.workers):
@@ -178,66 +148,110 @@ class _Run:
                 self._receive(streams[stream])
             self._expire()
             if may_bench:
+                for index, *_ in list(self.bench_queue)[1:]:  # the first starts now; the rest wait for the slot
+                    if self.timeline.phase_of(index) == "compiled":
+                        self.timeline.enter(index, "waiting")
                 self._bench(*self.bench_queue.popleft())
+
+    def _start_workers(self) -> None:
+        """Take warm workers from the session's pool, start the rest, and send every one this sweep's setup."""
+        pooled, missing = session_pool().take(self.size)
+        self.workers = [*pooled, *(Worker() for _ in range(missing))]
+        for number, worker in enumerate(self.workers, 1):
+            worker.lane = f"worker {number}"
+            worker.load(self.setup)
+        # Started by this tune() call (tune() warms the pool first thing): their start is this sweep's cost.
+        self.cold = {w for w in self.workers if w.spawned >= self.sweep.started}
+        self.timeline.workers = self.size
+        self.timeline.warm_workers, self.timeline.cold_workers = len(self.workers) - len(self.cold), len(self.cold)
+
+    def _out_of_time(self) -> bool:
+        """Whether the wall-clock budget is spent; the first time, the configs not started are dropped."""
+        deadline = self.sweep.deadline
+        if deadline is None or time.monotonic() < deadline:
+            return False
+        if not self.result.budget_reached and (self.pending or not self.feed.exhausted()):
+            self.result.budget_reached = True  # only when configs were left: a budget nothing hit was not reached
+            for job in self.pending:
+                self.timeline.leave(job.index)
+            self.pending.clear()
+        return True
 
     def _more_to_compile(self, now: bool = False) -> bool:
         """Configs waiting for a worker, or still to come from the feed (``now``: ready to come at once)."""
+        if self._out_of_time():
+            return False
         return bool(self.pending) or (self.feed.has_ready() if now else not self.feed.exhausted())
 
     def _dispatch(self) -> None:
         idle = [w for w in self.workers if w.ready and w.job is None]
-        if idle and len(self.pending) < len(idle):
+        if idle and len(self.pending) < len(idle) and not self._out_of_time():
             for job in self.feed.take(len(idle) - len(self.pending)):
                 self.jobs[job.index] = job
                 self.pending.append(job)
+                self.timeline.enter(job.index, "queued")
         for worker in idle:
             if self.pending:
-                worker.send(self.pending.popleft())
-            elif self.feed.exhausted() and worker.proc.poll() is None:
-                worker.stop()  # no more work: free its memory now
-        self.workers = [w for w in self.workers if not w.proc.stdout.closed]
+                job = self.pending.popleft()
+                worker.send(job.index, job.config)
+                self.timeline.enter(job.index, "compiling", lane=worker.lane)
+            elif not self._more_to_compile():
+                self.workers.remove(worker)
+                session_pool().give_back([worker])  # no more work: back to the pool, warm for the next sweep
 
     def _wait_time(self) -> float:
         deadlines = [w.job[2] + self.sweep.timeout - time.monotonic() for w in self.workers if w.job]
         return max(0.0, min(deadlines, default=1.0))
 
-    def _receive(self, worker: _Worker) -> None:
+    def _receive(self, worker: Worker) -> None:
         try:
             message = read_message(worker.proc.stdout)
         except EOFError:
             self._died(worker)
             return
-        if message[0] == "ready":
+        if message[0] == "alive":
+            worker.alive(message[3])
+            if worker in self.cold:
+                self.timeline.cold_start_s = max(self.timeline.cold_start_s or 0.0, worker.alive_s)
+        elif message[0] in ("ready", "setup_failed") and message[-1] != self.result.id:
+            return  # the answer to an earlier sweep's setup, never read before the worker was pooled
+        elif message[0] == "ready":
             worker.ready = True
         elif message[0] == "setup_failed":
             raise TuneSetupError(f"compile workers could not rebuild the kernel: {message[1]}")
         else:
-            _, index, status, error, seconds, columns, notes = message
-            _, config, _ = worker.job
-            worker.job = None
-            self.result.compiled += 1
-            for note in notes:
-                self.result.note(note)
-            if status == "ok" and self.sweep.choice.runnable:
-                self.write(self._row(index, config, TuneStatus.COMPILED, compile_s=seconds, **columns))
-                self.bench_queue.append((index, config, seconds, columns))  # only once stored: see keep_compiled()
-                self._progress()
-                return
-            if status == TuneStatus.COMPILE_ERROR.value:
-                error = self._explained(config, error)
-            self._finish(self._row(index, config, TuneStatus(status), error, compile_s=seconds, **columns))
+            self._compiled(worker, *message[1:])
+
+    def _compiled(self, worker: Worker, index: int, status: str, error: Any, seconds: float, columns: dict, notes: list) -> None:
+        _, config, sent = worker.job
+        worker.job = None
+        self.result.compiled += 1
+        for note in notes:
+            self.result.note(note)
+        ended = min(time.monotonic(), sent + seconds)  # the worker's own clock: the parent may have been benchmarking
+        if status == "ok" and self.sweep.choice.runnable:
+            self.timeline.enter(index, "compiled", at=ended)
+            self.write(self._row(index, config, TuneStatus.COMPILED, compile_s=seconds, **columns))
+            self.bench_queue.append((index, config, seconds, columns))  # only once stored: see keep_compiled()
+            self._progress()
+            return
+        self.timeline.leave(index, at=ended)
+        if status == TuneStatus.COMPILE_ERROR.value:
+            error = self._explained(config, error)
+        self._finish(self._row(index, config, TuneStatus(status), error, compile_s=seconds, **columns))
 
     def _explained(self, config: dict, error: str | None) -> str | None:
         wrong = mistyped({**self.sweep.fixed, **config}, self.sweep.int_params)
         return f"{wrong} (the compiler said: {error})" if wrong else error
 
-    def _died(self, worker: _Worker) -> None:
+    def _died(self, worker: Worker) -> None:
         code, tail = worker.proc.wait(), worker.log_tail()
         if worker.job is None:
             raise TuneSetupError(f"a compile worker exited ({code}) before it was ready:\n{tail}")
         index, config, started = worker.job
         error = f"compile worker died (exit code {code}){': ' + tail.splitlines()[-1] if tail else ''}"
         self._replace(worker)
+        self.timeline.leave(index)
         self._finish(self._row(index, config, TuneStatus.CRASHED, error, compile_s=time.monotonic() - started))
 
     def _expire(self) -> None:
@@ -246,14 +260,19 @@ class _Run:
             if worker.job and now - worker.job[2] > self.sweep.timeout:
                 index, config, started = worker.job
                 self._replace(worker)
+                self.timeline.leave(index)
                 error = f"compile did not finish within {self.sweep.timeout:g} s; the worker was killed"
                 self._finish(self._row(index, config, TuneStatus.TIMEOUT, error, compile_s=now - started))
 
-    def _replace(self, worker: _Worker) -> None:
+    def _replace(self, worker: Worker) -> None:
         worker.stop()
         self.workers.remove(worker)
         if self._more_to_compile():
-            self.workers.append(_Worker(self.setup))
+            fresh = Worker(self.setup)
+            fresh.lane = worker.lane
+            self.cold.add(fresh)
+            self.timeline.cold_workers += 1
+            self.workers.append(fresh)
 
     def _row(self, index: int, config: dict, status: TuneStatus, error: str | None = None, **fields: Any) -> TuneRow:
         """A row of this run: its trial number, who chose it and when it finished."""
@@ -264,33 +283,12 @@ class _Run:
         )  # fmt: skip
 
     def _bench(self, index: int, config: dict, compile_s: float, columns: dict) -> None:
-        sweep = self.sweep
         self.benching = (index, config, compile_s, columns)
-        best = self.result.best if sweep.prune else None
-        outcome = bench_config(
-            sweep.kernel, sweep.args, {**sweep.fixed, **config}, sweep.choice, sweep.reference, sweep.rtol, sweep.atol,
-            best_so_far=best.latency_ms if best is not None else None,
-        )  # fmt: skip
+        outcome, first_ms = self.slot.bench(index, config, self.result.best)
+        self.timeline.leave(index)
         self.result.benchmarked += 1
-        self._finish(self._row(index, config, TuneStatus(outcome.status), outcome.error, compile_s=compile_s, **self._timed(config, outcome), **columns))
-
-    def _timed(self, config: dict, outcome: BenchOutcome) -> dict[str, Any]:
-        """The row's timing fields from a benchmark's outcome."""
-        sweep, spread = self.sweep, outcome.spread
-        flops = sweep.flops(config) if callable(sweep.flops) else sweep.flops
-        moved = sweep.bytes(config) if callable(sweep.bytes) else sweep.bytes
-        fields = {
-            "latency_ms": outcome.latency_ms,
-            "tflops": throughput(flops, outcome.latency_ms, 1e12) if outcome.status == "ok" else None,
-            "gbps": throughput(moved, outcome.latency_ms, 1e9) if outcome.status == "ok" else None,
-            "bench_s": outcome.bench_s,
-        }
-        if spread is not None:
-            fields.update(
-                latency_min_ms=spread.min_ms, latency_median_ms=spread.median_ms, latency_p90_ms=spread.p90_ms,
-                latency_std_ms=spread.std_ms, repetitions=spread.count,
-            )  # fmt: skip
-        return fields
+        fields = self.slot.fields(config, outcome, first_ms)
+        self._finish(self._row(index, config, TuneStatus(outcome.status), outcome.error, compile_s=compile_s, **fields, **columns))
 
     def _finish(self, row: TuneRow) -> None:
         self.write(row)
@@ -301,25 +299,25 @@ class _Run:
             callback(row)
 
     def rebench(self) -> None:
-        """Benchmark the top configs again, one after another, and keep the times as ``rebench_ms``."""
+        """Benchmark the top configs again, interleaved; their times become ``rebench_ms`` and the verdict is kept."""
         ranked = sorted((r for r in self.result.rows.values() if r.ok and r.latency_ms is not None), key=lambda r: r.latency_ms)
         top = ranked[: self.sweep.rebench]
         if len(top) < 2:
             return
+        found = self.slot.rebench(top)
+        if found is None:
+            return
         for row in top:
-            outcome = self._bench_again(row)
-            if outcome is None or outcome.status != "ok":
-                continue
-            again = replace(row, rebench_ms=outcome.latency_ms)
-            self.result.add(again)
-            if not row.cached:
-                self.write(again)
+            if row.index in found.times_ms:
+                self._rebenched(row, found.times_ms[row.index])
+        self.result.verdict = found.verdict
         self._progress()
 
-    def _bench_again(self, row: TuneRow) -> BenchOutcome | None:
-        """One serial benchmark of ``row``'s config, here (no compile runs now)."""
-        sweep = self.sweep
-        return bench_config(sweep.kernel, sweep.args, {**sweep.fixed, **row.config}, sweep.choice)
+    def _rebenched(self, row: TuneRow, rebench_ms: float) -> None:
+        again = replace(row, rebench_ms=rebench_ms)
+        self.result.add(again)
+        if not row.cached:
+            self.write(again)
 
     def _progress(self) -> None:
         for callback in self.sweep.on_progress:
@@ -331,10 +329,15 @@ class _Run:
             if index not in self.result.rows:
                 self.result.add(self._row(index, config, TuneStatus.COMPILED, compile_s=compile_s, **columns))
 
-    def close(self) -> None:
-        for worker in self.workers:
-            worker.stop()
+    def close(self, interrupted: bool = False) -> None:
+        """Give the idle workers back to the pool (stop them all after an interrupt) and end the timeline."""
+        if interrupted:
+            for worker in self.workers:
+                worker.stop()
+        else:
+            session_pool().give_back(self.workers)
         self.workers = []
+        self.timeline.close()
         if hasattr(self.feed, "close"):
             self.feed.close()
 
@@ -357,16 +360,20 @@ def run_sweep(sweep: Sweep, result: TuneResult, feed: Any, write: Callable[[Tune
         feed = GridFeed(feed)
     run = _Run(sweep, result, feed, write)
     result.running = True
+    interrupted = False
+    result.gpu_state = {"start": gpu_state(sweep.choice)}
     try:
         if feed.size:
             run.loop()
-            run.close()  # the compile workers are gone before the serial re-benchmark
+            run.close()  # the compile workers are idle (or gone) before the re-benchmark
             if sweep.choice.runnable and sweep.rebench > 0:
                 run.rebench()
     except KeyboardInterrupt:
-        result.partial = True
+        interrupted = result.partial = True
         run.keep_compiled()
     finally:
-        run.close()
+        run.close(interrupted)
+        run.slot.release()
+        result.gpu_state["end"] = gpu_state(sweep.choice)
         result.running = False
     return result

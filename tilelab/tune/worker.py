@@ -1,13 +1,15 @@
 """A compile worker: ``python -m tilelab.tune.worker``, driven by the runner over pipes.
 
-The worker imports tilelang once, rebuilds the kernel from its
-:class:`~tilelab.tune.build.KernelSpec`, then compiles one config per request
+The worker imports tilelang once (and says ``alive``), then serves sweeps: a
+setup message (a dict) rebuilds the kernel from its
+:class:`~tilelab.tune.build.KernelSpec` (``ready``), then it compiles one config per request
 and reports status, a short error message, the compile time and, for CUDA
 targets, the machine-code columns (:mod:`tilelab.tune.resources`). Messages are
 length-prefixed pickles: requests on stdin, replies on a private copy of the
 original stdout (fd 1 itself is pointed at stderr, so whatever the compiler
 prints cannot corrupt the protocol). The worker exits when stdin closes or its
-parent dies; a hung compile is the runner's to kill.
+parent dies; a hung compile is the runner's to kill. Between sweeps it waits in
+the session's pool (:mod:`tilelab.tune.pool`) for the next setup.
 """
 
 from __future__ import annotations
@@ -96,6 +98,31 @@ def _compile(setup: dict, kernel: Any, config: dict) -> tuple[str, str | None, f
     return "ok", None, seconds, facts.columns, facts.notes
 
 
+def _warm_up() -> float:
+    """Import TileLang (and what a compile needs) before any sweep asks; the seconds it took."""
+    started = time.perf_counter()
+    try:
+        import tilelang  # noqa: F401  (imported once per worker, before tvm)
+
+        import tilelab.errors
+        import tilelab.tune.build  # noqa: F401
+    except ImportError:  # TileLang is only on a path the sweep's setup adds: imported then
+        pass
+    return time.perf_counter() - started
+
+
+def _load(setup: dict) -> Any:
+    """The sweep's kernel, rebuilt from its spec (its module imported afresh: the file may have changed)."""
+    sys.path[:0] = [p for p in setup["sys_path"] if p not in sys.path]
+    import tilelang  # noqa: F401  (before tvm, when _warm_up could not)
+
+    filename = setup["spec"].filename
+    for name, module in list(sys.modules.items()):
+        if filename and getattr(module, "__file__", None) == filename:
+            del sys.modules[name]
+    return setup["spec"].load()
+
+
 def main() -> None:
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
@@ -103,26 +130,27 @@ def main() -> None:
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     # Below the parent, which benchmarks on the GPU while workers (and their nvcc) compile.
     os.nice(5)
-    setup = read_message(requests)
-    sys.path[:0] = [p for p in setup["sys_path"] if p not in sys.path]
-    import tilelang  # noqa: F401  (imported once per worker, before tvm)
-
-    try:
-        kernel = setup["spec"].load()
-    except Exception as exc:  # reported to the parent, which raises it for the user
-        write_message(replies, ("setup_failed", f"{type(exc).__name__}: {exc}"))
-        return
-    write_message(replies, ("ready", os.getpid()))
+    write_message(replies, ("alive", os.getpid(), _warm_up(), time.time()))
+    setup, kernel = None, None
     while True:
         try:
             request = read_message(requests)
         except EOFError:
             return
-        if request[0] == "exit":
+        if isinstance(request, dict):  # a sweep's setup: the pool hands this worker to another sweep
+            setup, kernel = request, None
+            try:
+                kernel = _load(setup)
+            except Exception as exc:  # reported to the parent, which raises it for the user
+                write_message(replies, ("setup_failed", f"{type(exc).__name__}: {exc}", setup.get("sweep")))
+                continue
+            write_message(replies, ("ready", os.getpid(), setup.get("sweep")))
+        elif request[0] == "exit":
             return
-        _, index, config = request
-        status, error, seconds, columns, notes = _compile(setup, kernel, config)
-        write_message(replies, ("done", index, status, error, seconds, columns, notes))
+        else:
+            _, index, config = request
+            status, error, seconds, columns, notes = _compile(setup, kernel, config)
+            write_message(replies, ("done", index, status, error, seconds, columns, notes))
 
 
 if __name__ == "__main__":

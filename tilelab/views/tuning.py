@@ -1,10 +1,13 @@
-"""The tuning view: progress, the latency pivot as a heat map, and the rows as they finish.
+"""The tuning view: progress, the latency pivot as a heat map, the timeline, and the rows as they finish.
 
 One set of HTML pieces serves the live widget (ipywidgets ``HTML``, updated in
 place) and the script-free snapshot. Colours come from JupyterLab's CSS
 variables with plain fallbacks, so light and dark themes both read; heat-map
 cells carry their own background and a text colour chosen for it. Columns no
-row has a value in are left out.
+row has a value in are left out. The re-benchmark's verdict ("best by 2 %
+(± 0.3 %)", or a tie) is said under the progress bars, and the rows mark the
+best (★) and the configs tied with it (≈). The timeline's Gantt chart is
+:mod:`tilelab.views.timeline`.
 
 The live widget follows the run through the registry's tuning events (the
 sweep announces every row there), so any view of a running sweep stays
@@ -20,6 +23,7 @@ import time
 from typing import Any
 
 from tilelab.views._bundle import BundleView
+from tilelab.views.timeline import timeline_html
 
 __all__ = ["TuningView", "heat_colour"]
 
@@ -75,6 +79,12 @@ def _number(value: Any) -> str:
     return str(value)
 
 
+def _gpu(state: dict) -> str:
+    """``1980 MHz, 41 °C, 350 W``: what is known of the GPU's state."""
+    units = (("sm_clock_mhz", "MHz"), ("temperature_c", "°C"), ("power_w", "W"))
+    return ", ".join(f"{state[name]:.0f} {unit}" for name, unit in units if state.get(name) is not None) or "unknown"
+
+
 def _numeric(value: Any) -> bool:
     return isinstance(value, numbers.Number) and not isinstance(value, bool)
 
@@ -123,7 +133,19 @@ class TuningView(BundleView):
                 f"</span><span>{count}/{r.total}</span></div>"
             )
         parts += [f"<div style='{_BOX};{_MUTED}'>{html.escape(note)}</div>" for note in getattr(r, "notes", [])]
-        return "".join(parts)
+        return "".join(parts) + self.trust_html()
+
+    def trust_html(self) -> str:
+        """The re-benchmark's verdict, the budget's coverage and the GPU's state at start and end (when known)."""
+        r, lines = self.result, []
+        if r.verdict is not None:
+            lines.append(f"<span data-tilelab='tuning-verdict'>re-benchmark: {html.escape(r.verdict_text())}</span>")
+        if r.budget_reached:
+            lines.append(html.escape(r.coverage()))
+        state = r.gpu_state or {}
+        if state.get("start") and state.get("end"):
+            lines.append(html.escape(f"GPU at start {_gpu(state['start'])}; at end {_gpu(state['end'])}"))
+        return "".join(f"<div style='{_BOX}'>{line}</div>" for line in lines)
 
     def rows_html(self, limit: int = _ROW_LIMIT) -> str:
         """The latest ``limit`` rows; a column is shown only when some row has a value in it."""
@@ -132,6 +154,8 @@ class TuningView(BundleView):
             return f"<div style='{_BOX};{_MUTED}'>no rows yet</div>"
         shown = frame.drop(columns=["device"]).tail(limit).astype(object)
         shown = shown.where(shown.notna(), None)  # pandas' NA and NaN become None: one "missing" for every column
+        marks = self._marks()
+        shown.insert(0, "best", [marks.get(row.index, "") for row in self.result.ordered_rows()[-len(shown) :]])
         columns = [c for c in shown.columns if c in self.result.swept or shown[c].map(_present).any()]
         align = {c: "right" if shown[c].map(_numeric).any() else "left" for c in columns}
         head = "".join(f"<th style='{_CELL};text-align:{align[c]}'>{html.escape(str(c))}</th>" for c in columns)
@@ -147,6 +171,13 @@ class TuningView(BundleView):
             f"<div style='max-height:360px;overflow:auto'><table data-tilelab='tuning-rows' style='{_BOX};"
             f"border-collapse:collapse'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
         )
+
+    def _marks(self) -> dict[int, str]:
+        """After a re-benchmark with a verdict: ★ for the best row, ≈ for the rows it could not tell from the best."""
+        best = self.result.best
+        if self.result.verdict is None or best is None:
+            return {}
+        return {**dict.fromkeys(self.result.tied(), "≈"), best.index: "★"}
 
     def _heat(self):
         """The latency pivot (rows × columns), or None when there is nothing to plot."""
@@ -194,7 +225,7 @@ class TuningView(BundleView):
     def _build_html(self) -> str:
         return (
             f"<div class='tilelab-tuning'>{self.progress_html()}{self.pivot_html()}{self.search_html()}"
-            f"{self.rows_html()}</div>"
+            f"{timeline_html(self.result)}{self.rows_html()}</div>"
         )
 
     def search_html(self) -> str:
@@ -211,8 +242,9 @@ class TuningView(BundleView):
 
         self._progress = widgets.HTML(self.progress_html())
         self._pivot = widgets.HTML(self.pivot_html())
+        self._timeline = widgets.HTML(timeline_html(self.result))
         self._table = widgets.HTML(self.rows_html())
-        box = widgets.VBox([self._progress, self._pivot, self._table])
+        box = widgets.VBox([self._progress, self._pivot, self._timeline, self._table])
         box.add_class("tilelab-tuning")
         if not _finished(self.result) and self._unsubscribe is None:
             from tilelab.registry import default_registry
@@ -236,3 +268,4 @@ class TuningView(BundleView):
         self._progress.value = self.progress_html()
         self._pivot.value = self.pivot_html()
         self._table.value = self.rows_html()
+        self._timeline.value = timeline_html(self.result)

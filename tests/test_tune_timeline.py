@@ -1,0 +1,240 @@
+"""Where a sweep's time goes, and timings you can trust, on real CPU-target sweeps: every config's phases,
+the warm worker pool, a wall-clock budget, confirmation of too-good timings and ties (the timing of calls
+comes from a seeded fake timer through tune()'s ``timer`` hook where the test needs to know the truth)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import time
+from pathlib import Path
+
+import pytest
+from htmlcheck import parse
+from tune_kernels import scale_add
+from tune_timers import FlukeTimer, SteadyTimer
+
+import tilelab
+from tilelab.tune.budget import duration_of
+from tilelab.tune.pool import session_pool
+from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
+from tilelab.tune.timeline import PHASES, Timeline
+from tilelab.views.tuning import TuningView
+
+BLOCKS = [0, 32, 64, 128]  # 0 fails to lower
+
+
+def _tune(blocks, **kwargs):
+    kwargs.setdefault("timeout", 60)
+    return tilelab.tune(scale_add, block=tilelab.choices(blocks), reference=lambda a, b: 2 * a + b, db=":memory:", **kwargs)
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    return _tune(BLOCKS)
+
+
+def _by_block(result) -> dict:
+    return {row.config["block"]: row for row in result.rows.values()}
+
+
+# -- the timeline ---------------------------------------------------------------------------------------------
+def test_every_config_goes_through_its_phases_in_order_without_overlap(sweep):
+    frame = sweep.timeline()
+
+    assert set(frame["block"]) == set(BLOCKS)
+    for block, spans in frame.groupby("block"):
+        spans = spans.sort_values("start_s")
+        assert list(spans["phase"].cat.codes) == sorted(spans["phase"].cat.codes), block  # PHASES order
+        assert (spans["start_s"].to_numpy()[1:] >= spans["end_s"].to_numpy()[:-1]).all(), block
+        assert (spans["end_s"] >= spans["start_s"]).all()
+    phases = {block: list(spans["phase"]) for block, spans in frame.groupby("block")}
+    assert phases[0] == ["queued", "compiling"]  # a compile error ends there
+    assert {"compiling", "checking", "benchmarking"} <= set(phases[32])
+
+
+def test_the_timeline_frame_holds_spans_with_their_lane():
+    result = _tune([32, 64], workers=1)
+    frame = result.timeline()
+
+    assert list(frame.columns) == ["block", "index", "phase", "start_s", "end_s", "duration_s", "lane"]
+    assert set(frame.loc[frame["phase"] == "compiling", "lane"]) == {"worker 1"}
+    assert set(frame.loc[frame["phase"] == "benchmarking", "lane"]) == {"bench"}
+    assert list(frame["phase"].cat.categories) == list(PHASES)
+
+
+def test_the_summary_says_how_busy_compiles_and_benchmarks_were_and_what_bounded_the_sweep(sweep):
+    summary = sweep.timeline_record.summary()
+
+    assert 0 < summary.compile_busy <= 1 and 0 < summary.bench_busy <= 1
+    assert summary.critical_path in ("compiles", "benchmarks", "worker start")
+    text = sweep.timeline_summary()
+    assert text.startswith(f"compile {summary.compile_busy:.0%}".replace("%", " %"))
+    assert f"critical path: {summary.critical_path}" in text and "first compile after" in text
+
+
+def test_a_summary_of_hand_made_spans_names_the_busiest_resource():
+    timeline = Timeline(origin=0.0, workers=2, warm_workers=2)
+    timeline.spans = [
+        *(_span(i, "compiling", 0.0, 4.0) for i in range(4)),  # 16 s of compiles on 2 workers: 8 s of wall
+        *(_span(i, "benchmarking", 4.0 + i, 4.5 + i) for i in range(4)),  # 2 s of benchmarks
+    ]
+
+    summary = timeline.summary()
+
+    assert summary.critical_path == "compiles" and summary.bench_busy == pytest.approx(2 / 7.5)
+    assert summary.text() == (
+        "compile 100 % of 2 workers busy, bench 27 % busy, critical path: compiles; workers: 2 from the warm pool;"
+        " first compile after 0.00 s"
+    )
+
+
+def _span(index, phase, start, end):
+    from tilelab.tune.timeline import Span
+
+    return Span(index, phase, start, end)
+
+
+# -- the warm pool -----------------------------------------------------------------------------------------------
+def test_a_second_sweep_takes_its_compile_workers_warm_from_the_session_pool():
+    first = _tune([32], workers=1, rebench=0)
+    pooled = set(session_pool().idle())
+    second = _tune([64], workers=1, rebench=0)
+
+    assert pooled  # the first sweep's worker waits in the pool
+    assert second.timeline_record.warm_workers == 1 and second.timeline_record.cold_workers == 0
+    assert "1 from the warm pool" in second.timeline_summary()
+    assert set(session_pool().idle()) & pooled  # the same process served both
+    assert first.best is not None and second.best is not None
+
+
+def test_an_interrupt_kills_a_hung_compile_and_leaves_only_idle_workers_in_the_pool():
+    from tune_kernels import HANG_BLOCK
+
+    def interrupt(row):
+        raise KeyboardInterrupt
+
+    partial = _tune([0, HANG_BLOCK], workers=2, timeout=600, on_row=interrupt)  # 0 fails at once; the other hangs
+
+    assert partial.partial and [row.status for row in partial.rows.values()] == [TuneStatus.COMPILE_ERROR]
+    assert set(_compile_workers()) <= set(session_pool().idle())  # the hung one is gone, not pooled
+
+
+def _compile_workers() -> list[int]:
+    """This process's compile worker processes still alive."""
+    pids = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        pids += [int(p) for p in (task / "children").read_text().split()]
+    return [pid for pid in pids if b"tilelab.tune.worker" in _cmdline(pid)]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # gone since it was listed
+        return b""
+
+
+# -- how rows are timed ------------------------------------------------------------------------------------------
+def test_rows_record_how_they_were_timed_and_their_noise_band(sweep):
+    for row in sweep.rows.values():
+        if not row.ok:
+            assert row.timing is None and row.noise_low_ms is None
+            continue
+        assert row.timing == "wall" and row.repetitions >= 2
+        assert row.latency_min_ms <= row.noise_low_ms <= row.latency_median_ms <= row.noise_high_ms
+    frame = sweep.to_pandas()
+    assert {"timing", "noise_low_ms", "noise_high_ms", "first_ms"} <= set(frame.columns)
+
+
+def test_the_top_configs_are_rebenchmarked_interleaved_with_a_verdict(sweep):
+    rebenched = [row for row in sweep.rows.values() if row.rebench_ms is not None]
+    frame = sweep.timeline()
+
+    assert len(rebenched) == 3 and sweep.verdict is not None
+    assert sweep.best in rebenched and sweep.verdict.best == sweep.best.index
+    assert sweep.verdict_text().startswith(("best by ", "top "))
+    spans = frame[frame["phase"] == "rebenchmarking"]
+    assert len(spans) == 3 and spans["start_s"].nunique() <= 3 and spans["end_s"].max() >= spans["start_s"].max()
+
+
+def test_a_suspiciously_fast_first_timing_is_confirmed_before_it_becomes_the_best():
+    timer = FlukeTimer({32: 1.0, 64: 2.0, 128: 1.2}, fluke=64, fast=0.5)  # block 64 is lucky at first
+
+    result = _tune([32, 64, 128], workers=1, timer=timer)
+    rows = _by_block(result)
+
+    assert rows[64].first_ms == pytest.approx(0.5)  # it beat the best (32: 1 ms) by far more than the noise
+    assert rows[64].latency_ms == pytest.approx(2.0)  # timed again: the slower timing stands
+    assert rows[32].first_ms is None and rows[128].first_ms is None
+    assert result.best.config == {"block": 32}
+    assert rows[64].timing == "timer FlukeTimer"
+    confirming = result.timeline().query("phase == 'confirming'")
+    assert list(confirming["block"]) == [64]
+
+
+def test_configs_the_rebenchmark_cannot_tell_apart_are_reported_and_marked_as_a_tie():
+    result = _tune([32, 64, 128], workers=1, timer=SteadyTimer({32: 1.0, 64: 1.0, 128: 1.5}, seed=0))
+
+    assert result.verdict_text().startswith("top 2 indistinguishable at this noise")
+    tied = {result.rows[i].config["block"] for i in (result.verdict.best, *result.tied())}
+    assert tied == {32, 64}
+    table = parse(TuningView(result).rows_html()).find_all("table", data_tilelab="tuning-rows")[0]
+    marks = {cells[1].all_text(): cells[0].all_text() for cells in (tr.find_all("td") for tr in table.find_all("tr")[1:])}
+    assert sorted(marks.values()) == ["", "≈", "★"] and marks["128"] == ""
+    assert "indistinguishable" in parse(TuningView(result).to_html()).find_all("span", data_tilelab="tuning-verdict")[0].all_text()
+
+
+# -- a wall-clock budget ---------------------------------------------------------------------------------------------
+def test_a_wall_clock_budget_stops_new_configs_and_says_how_much_was_covered():
+    _tune([32], workers=1, rebench=0)  # a warm worker: the first config starts well within the budget
+    started = time.monotonic()
+
+    def past_the_budget(row):
+        time.sleep(max(0.0, started + 5.2 - time.monotonic()))
+
+    result = _tune([0, 32, 64, 128], workers=1, budget="5s", on_row=past_the_budget)  # 0 fails at once
+
+    assert [row.config["block"] for row in result.rows.values()] == [0]
+    assert result.budget_reached and result.budget_s == 5.0 and not result.partial
+    assert result.coverage() == "budget of 5 s reached: no config started after it; 1 of 4 configs (25 %), 1 measured in this run"
+    assert "budget of 5 s reached" in TuningView(result).to_html()
+
+
+def test_a_budget_no_config_outlasted_was_not_reached():
+    result = _tune([32, 64], workers=1, budget=datetime.timedelta(minutes=10))
+
+    assert not result.budget_reached and result.budget_s == 600.0 and result.done == 2
+    assert result.coverage() == "2 of 2 configs (100 %)"
+
+
+@pytest.mark.parametrize(("written", "seconds"), [("90s", 90), ("3m", 180), ("3min", 180), ("1h30m", 5400), ("500ms", 0.5), ("2.5 min", 150)])
+def test_budget_durations_read_as_seconds(written, seconds):
+    assert duration_of(written) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("written", ["3 parsecs", "m3", "", "0s", "3m4"])
+def test_a_budget_that_is_not_a_duration_is_one_line_naming_it(written):
+    with pytest.raises(ValueError, match=r"^budget=") as error:
+        tilelab.tune(scale_add, block=tilelab.choices([32]), db=":memory:", budget=written)
+
+    assert "\n" not in str(error.value)
+
+
+# -- the Gantt chart ---------------------------------------------------------------------------------------------------
+def test_the_snapshot_draws_a_bar_per_phase_with_escaped_labels_and_theme_colours():
+    hostile = "<img src=x onerror=alert(1)>"
+    configs = ({"tile": hostile}, {"tile": "plain"})
+    result = TuneResult("k<script>", configs, ("tile",), "cpu")
+    result.add(TuneRow(0, configs[0], TuneStatus.OK, latency_ms=1.0))
+    result.add(TuneRow(1, configs[1], TuneStatus.COMPILE_ERROR, error="bad"))
+    timeline = result.timeline_record = Timeline(origin=0.0, workers=1)
+    timeline.spans = [_span(0, "compiling", 0.1, 2.0), _span(0, "benchmarking", 2.0, 2.5), _span(1, "compiling", 2.0, 3.0)]
+
+    markup = TuningView(result).to_html()
+    (svg,) = parse(markup).find_all("svg", data_tilelab="tuning-timeline")
+
+    assert "<img" not in markup and "<script" not in markup and hostile.replace("<", "&lt;")[:8] in markup
+    assert sorted(rect.attrs["data-phase"] for rect in svg.find_all("rect")) == ["benchmarking", "compiling", "compiling"]
+    assert all("var(--jp-" in rect.attrs["style"] for rect in svg.find_all("rect"))
+    assert "compile" in parse(markup).find_all("div", data_tilelab="timeline-summary")[0].all_text()

@@ -1,0 +1,182 @@
+"""Compile worker processes, and the session's pool of them kept warm between sweeps.
+
+A worker (``python -m tilelab.tune.worker``) imports TileLang once, which is
+most of its start-up cost (seconds), then serves sweeps: each sweep sends it a
+setup (the kernel, its arguments, the target) and then one config at a time.
+The :class:`Pool` keeps idle workers between sweeps, so a second sweep in the
+same process sends its first config as soon as the worker has loaded the
+kernel, with no interpreter or TileLang import in between. The pool is started
+ahead by ``%load_ext tilelab`` (in a Jupyter kernel) and by the first
+``tune()``; it is bounded (:func:`pool_limit`: one worker per CPU, or
+``$TILELAB_POOL_MAX``) and its workers are killed when the interpreter exits
+(and exit by themselves within a second if the notebook's kernel dies).
+
+A worker is reused only under the environment it was started with, as far
+as compiles can tell (:data:`_COMPILE_ENV`: TileLang's and TVM's variables such
+as ``TILELANG_CACHE_DIR``, CUDA's, the paths; they are read at import). A worker that was compiling when its sweep ended early (an interrupt,
+a timeout) is killed, never pooled.
+"""
+
+from __future__ import annotations
+
+import atexit
+import io
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from functools import cache
+from pathlib import Path
+
+from tilelab.tune.worker import write_message
+
+__all__ = ["Pool", "Worker", "pool_limit", "session_pool"]
+
+
+_COMPILE_ENV = re.compile(r"^(TILELANG_|TILELAB_|TVM_|CUDA|NVCC|NVIDIA_|PYTHON|LD_|OMP_|CC$|CXX$|PATH$|HOME$|TMPDIR$)")
+
+
+def _environment() -> dict[str, str]:
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])  # the folder holding the tilelab package
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _compile_env(env: dict[str, str]) -> dict[str, str]:
+    """What of an environment a compile can depend on (a test runner's or a shell's own variables cannot)."""
+    return {name: value for name, value in env.items() if _COMPILE_ENV.match(name)}
+
+
+class Worker:
+    """One compile worker process: its pipes, its log, and the config it is compiling.
+
+    ``setup`` (the length-prefixed pickle a sweep sends first) is sent at once when given;
+    a pooled worker gets its setup later through :meth:`load`.
+    """
+
+    def __init__(self, setup: bytes | None = None) -> None:
+        self.env = _environment()
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115  (lives as long as the worker; closed in stop())
+        self.spawned = time.monotonic()
+        self.spawned_at = time.time()  # the worker's "alive" message carries its own wall clock: same host
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tilelab.tune.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            bufsize=0,
+            env=self.env,
+            start_new_session=True,
+        )
+        self.requests = io.BufferedWriter(self.proc.stdin)  # writes whole messages; reads stay unbuffered
+        self.alive_s: float | None = None  # seconds from spawn until TileLang was imported (its cold start)
+        self.ready = False  # the current sweep's kernel is loaded
+        self.job: tuple[int, dict, float] | None = None  # index, config, started (monotonic)
+        self.lane = ""
+        if setup is not None:
+            self.load(setup)
+
+    def load(self, setup: bytes) -> None:
+        """Send a sweep's setup; the worker answers ``ready`` (or ``setup_failed``)."""
+        self.ready = False
+        self.requests.write(setup)
+        self.requests.flush()
+
+    def alive(self, at: float) -> None:
+        """The worker said it had imported TileLang at ``at`` (its ``time.time()``)."""
+        if self.alive_s is None:
+            self.alive_s = max(0.0, at - self.spawned_at)
+
+    def send(self, index: int, config: dict) -> None:
+        write_message(self.requests, ("compile", index, config))
+        self.job = (index, config, time.monotonic())
+
+    def log_tail(self, limit: int = 600) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace").strip()[-limit:]
+
+    def running(self) -> bool:
+        return self.proc.poll() is None and not self.proc.stdout.closed
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for stream in (self.requests, self.proc.stdout):
+            try:
+                stream.close()
+            except BrokenPipeError:  # flushing to a worker that is gone
+                pass
+        self.log.close()
+
+
+def pool_limit() -> int:
+    """The most workers the pool keeps: ``$TILELAB_POOL_MAX``, else one per available CPU."""
+    named = os.environ.get("TILELAB_POOL_MAX", "")
+    return int(named) if named.isdigit() else len(os.sched_getaffinity(0))
+
+
+class Pool:
+    """Idle compile workers kept between sweeps (one per process: :func:`session_pool`)."""
+
+    def __init__(self) -> None:
+        self._idle: list[Worker] = []
+        self._lock = threading.Lock()
+        atexit.register(self.shutdown)
+
+    def warm(self, count: int | None = None) -> int:
+        """Start idle workers until ``count`` (default: :func:`pool_limit`) are waiting; how many were started."""
+        wanted = min(count if count is not None else pool_limit(), pool_limit())
+        with self._lock:
+            self._prune()
+            started = [Worker() for _ in range(max(0, wanted - len(self._idle)))]
+            self._idle.extend(started)
+        return len(started)
+
+    def take(self, count: int) -> tuple[list[Worker], int]:
+        """Up to ``count`` idle workers started under the current environment, and how many more to start."""
+        env = _compile_env(_environment())
+        with self._lock:
+            self._prune()
+            matching = [w for w in self._idle if _compile_env(w.env) == env][:count]
+            self._idle = [w for w in self._idle if w not in matching]
+        return matching, count - len(matching)
+
+    def give_back(self, workers: list[Worker]) -> None:
+        """Keep the idle, running ``workers`` (up to the limit); stop the rest."""
+        keep = [w for w in workers if w.job is None and w.running()]
+        with self._lock:
+            self._prune()
+            room = max(0, pool_limit() - len(self._idle))
+            self._idle.extend(keep[:room])
+        for worker in [w for w in workers if w not in keep[:room]]:
+            worker.stop()
+
+    def idle(self) -> list[int]:
+        """The process ids of the idle workers."""
+        with self._lock:
+            self._prune()
+            return [w.proc.pid for w in self._idle]
+
+    def shutdown(self) -> None:
+        """Stop every idle worker (at interpreter exit, or to free their memory)."""
+        with self._lock:
+            workers, self._idle = self._idle, []
+        for worker in workers:
+            worker.stop()
+
+    def _prune(self) -> None:
+        gone = [w for w in self._idle if not w.running()]
+        for worker in gone:
+            worker.stop()
+        self._idle = [w for w in self._idle if w not in gone]
+
+
+@cache
+def session_pool() -> Pool:
+    """This process's pool (made on first use)."""
+    return Pool()
