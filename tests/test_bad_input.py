@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import linecache
+import signal
 import subprocess
 import sys
 import textwrap
@@ -16,9 +18,14 @@ from sample_records import EVIL, sample_record
 
 import tilelab
 from tilelab import sharing
+from tilelab.errors import KernelCompileError
 from tilelab.records import KernelResources, MachineCodeRecord, OccupancyRecord
 from tilelab.tune.api import LargeSpaceWarning
 from tilelab.views.explorer import ExplorerView
+
+
+def _line_of(text: str, file: str) -> int:
+    return next(number for number, line in enumerate(linecache.getlines(file), 1) if text in line)
 
 
 def _record_on_arch(arch: str):
@@ -217,3 +224,43 @@ def test_a_cluster_that_is_not_a_scheduler_address_is_one_line_and_leaves_no_cli
         "expected e.g. 'tcp://host:8786', a distributed.Client or a Dask cluster object\n"
     )
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+
+
+def test_explore_of_a_kernel_whose_elaboration_never_returns_stops_at_its_timeout_with_one_message():
+    from tune_kernels import HANG_BLOCK, scale_add
+
+    with pytest.raises(KernelCompileError) as error:
+        tilelab.explore(scale_add, block=HANG_BLOCK, target="c", timeout=1)
+
+    record = error.value.record
+    assert (
+        str(error.value)
+        == "TimeoutError: scale_add did not finish elaborating and lowering within 1 s (timeout= gives it longer)"
+    )
+    assert not record.ok and record.error.line == _line_of("time.sleep(3600)", record.error.file)
+    assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+SPINNING_CELL = """
+import tilelang
+
+@tilelang.jit(target="c", out_idx=[-1])
+def spin(N=64):
+    while True:
+        pass
+"""
+
+
+def test_a_cell_whose_kernel_spins_fails_at_the_magic_timeout_and_the_session_goes_on(ip):
+    ip.run_cell_magic("tilelang", "--target c --timeout 1 --no-show", SPINNING_CELL)
+
+    record = ip.user_ns["spin_record"]
+    assert not record.ok and "did not finish elaborating and lowering within 1 s" in record.error.message
+    assert record.error.line in (7, 8)  # the loop's lines as the editor counts them (the magic line is line 1)
+
+
+def test_a_timeout_that_is_not_a_positive_number_is_refused_in_one_line(ip):
+    with pytest.raises(ValueError, match=r"^timeout=0: expected a positive number of seconds"):
+        tilelab.explore(object(), timeout=0)
+    with pytest.raises(UsageError, match=r"^%%tilelang --timeout -1.0: expected a positive number of seconds"):
+        ip.run_cell_magic("tilelang", "--timeout -1", SPINNING_CELL)

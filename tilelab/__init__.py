@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tilelab._time_limit import EXPLORE_TIMEOUT_S
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -41,7 +43,13 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 
 def explore(
-    kernel: Any, *args: Any, arch: str | None = None, target: Any = None, machine_code: bool = True, **kwargs: Any
+    kernel: Any,
+    *args: Any,
+    arch: str | None = None,
+    target: Any = None,
+    machine_code: bool = True,
+    timeout: float | None = EXPLORE_TIMEOUT_S,
+    **kwargs: Any,
 ):
     """Compile ``kernel`` with its passes recorded and return a :class:`~tilelab.records.KernelRecord`.
 
@@ -62,17 +70,24 @@ def explore(
         (``record.machine_code``; about 2 s; a note when nvcc is missing).
         An ``@tilelang.autotune`` kernel is explored with the config values
         given as keywords, the rest from its first config (a warning says so).
+    timeout
+        Seconds the kernel may take to elaborate and lower (default 600); past
+        them the compile stops and fails with one message. ``None``: no limit.
+        The limit needs the main thread (as Ctrl-C does); elsewhere there is none.
 
     Raises
     ------
     tilelab.errors.KernelCompileError
-        When the kernel fails to elaborate or lower; ``.record`` holds the failed record.
+        When the kernel fails to elaborate or lower, or runs past ``timeout``;
+        ``.record`` holds the failed record.
+    ValueError
+        When ``timeout`` is not a positive number (or None).
     """
     from tilelab.capture import explore as _explore
     from tilelab.display import ensure_registered
 
     ensure_registered()
-    return _explore(kernel, *args, arch=arch, target=target, machine_code=machine_code, **kwargs)
+    return _explore(kernel, *args, arch=arch, target=target, machine_code=machine_code, timeout=timeout, **kwargs)
 
 
 def place(*shape: int, dtype: Any = None):

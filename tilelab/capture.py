@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tilelab import _tilelang as tl
+from tilelab._time_limit import EXPLORE_TIMEOUT_S, TimeLimit, check_timeout
 from tilelab.errors import KernelCompileError, captured_compiler_output, error_record, source_file
 from tilelab.provenance import CacheSource, build_provenance
 from tilelab.recorder import PassRecorder
@@ -34,6 +35,7 @@ from tilelab.records import (
 from tilelab.targets import TargetChoice, resolve_target
 
 __all__ = [
+    "EXPLORE_TIMEOUT_S",
     "CompiledKernel",
     "compile_kernel",
     "describe_arguments",
@@ -61,10 +63,17 @@ class CompiledKernel:
 
 
 def explore(
-    kernel: Any, *args: Any, arch: str | None = None, target: Any = None, machine_code: bool = True, **kwargs: Any
+    kernel: Any,
+    *args: Any,
+    arch: str | None = None,
+    target: Any = None,
+    machine_code: bool = True,
+    timeout: float | None = EXPLORE_TIMEOUT_S,
+    **kwargs: Any,
 ) -> KernelRecord:
     """Compile ``kernel`` with every pass recorded; see :func:`tilelab.explore`."""
-    compiled = compile_kernel(kernel, args, kwargs, resolve_target(arch, target))
+    check_timeout(timeout)
+    compiled = compile_kernel(kernel, args, kwargs, resolve_target(arch, target), timeout=timeout)
     return with_machine_code(compiled.record, compiled.kernel) if machine_code else compiled.record
 
 
@@ -80,11 +89,19 @@ def with_machine_code(record: KernelRecord, kernel: Any = None) -> KernelRecord:
     return record.with_machine_code(machine_code_for(record, kernel=kernel))
 
 
-def compile_kernel(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice, name: str | None = None) -> CompiledKernel:
+def compile_kernel(
+    kernel: Any,
+    args: tuple,
+    kwargs: dict,
+    choice: TargetChoice,
+    name: str | None = None,
+    timeout: float | None = EXPLORE_TIMEOUT_S,
+) -> CompiledKernel:
     """Elaborate, lower (and compile when ``choice.runnable``) with passes recorded.
 
     An ``@tilelang.autotune`` kernel is compiled for one of its configs: the
     keyword arguments given, the rest from its first config (the record says so).
+    Past ``timeout`` seconds (None: no limit) the compile stops and fails.
 
     Raises :class:`~tilelab.errors.KernelCompileError` carrying a failed record.
     """
@@ -94,18 +111,22 @@ def compile_kernel(kernel: Any, args: tuple, kwargs: dict, choice: TargetChoice,
     recorder = PassRecorder()
     recorder.warnings.extend(notes)
     facts = _Facts(name=name, choice=choice, arguments=describe_arguments(args, kwargs), source=tl.kernel_source_lines(kernel))
+    limit = TimeLimit(timeout, f"{name} did not finish elaborating and lowering within {timeout or 0:g} s (timeout= gives it longer)")
     with captured_compiler_output() as output:
         try:
-            started = time.perf_counter()
-            func, options = tl.elaborate(kernel, args, kwargs, choice.tvm_target())
-            facts.elaborate_s = time.perf_counter() - started
-            facts.cache_key = _cache_key(func, choice, options.pass_configs)
-            facts.tilelang_key = _tilelang_key(func, options, choice)
-            with recorder.installed():
+            with limit:
                 started = time.perf_counter()
-                compiled = tl.lower(func, options, choice, line_directives=True)
-                facts.total_s = time.perf_counter() - started
+                func, options = tl.elaborate(kernel, args, kwargs, choice.tvm_target())
+                facts.elaborate_s = time.perf_counter() - started
+                facts.cache_key = _cache_key(func, choice, options.pass_configs)
+                facts.tilelang_key = _tilelang_key(func, options, choice)
+                with recorder.installed():
+                    started = time.perf_counter()
+                    compiled = tl.lower(func, options, choice, line_directives=True)
+                    facts.total_s = time.perf_counter() - started
         except Exception as exc:  # the compiler's failures come in every type; each becomes a failed record
+            if limit.expired and not isinstance(exc, TimeoutError):  # the compiler wrapped our TimeoutError
+                exc = TimeoutError(limit.message)
             error = error_record(
                 exc,
                 output.text(),

@@ -23,6 +23,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from tilelab import _tilelang as tl
 from tilelab._line import LineError, option_words, unquoted, words
+from tilelab._time_limit import EXPLORE_TIMEOUT_S, check_timeout
 from tilelab.errors import KernelCompileError, NoGPUError, error_record
 from tilelab.records import KernelRecord
 from tilelab.registry import LIMIT, Bounded, default_registry
@@ -58,6 +59,7 @@ class TileLangMagics(Magics):
     @argument("--bench", action="store_true", help="also time each compiled kernel on the GPU")
     @argument("--profile", action="store_true", help="also run each compiled kernel once under Nsight Compute (ncu)")
     @argument("--no-machine-code", action="store_true", help="skip building PTX/SASS/resources with nvcc")
+    @argument("--timeout", type=float, default=EXPLORE_TIMEOUT_S, metavar="S", help="seconds each kernel may take to elaborate and lower (default 600)")
     @line_cell_magic
     def tilelang(self, line: str, cell: str | None = None):
         """Compile the kernels a cell defines and show their Explorer; see ``%tilelang?``.
@@ -88,7 +90,7 @@ class TileLangMagics(Magics):
             compiled = cached.compiled
         else:
             kernels, bindings = self._run_cell(code, filename, options.name)
-            records, compiled = self._explore_all(kernels, arguments, choice)
+            records, compiled = self._explore_all(kernels, arguments, choice, options.timeout)
             if all(record.ok for record in records):
                 self._cache[key] = _CachedCell(records, compiled, bindings)
         self._bind(records, compiled, announce_errors=options.no_show)
@@ -108,9 +110,11 @@ class TileLangMagics(Magics):
     def _options(self, line: str) -> Any:
         """The cell magic's options, read by the one line reader (quoted values unquoted); bad input is one line."""
         try:
-            return self.tilelang.parser.parse_args(option_words(line))
-        except LineError as exc:
-            raise UsageError(f"%%tilelang {exc}") from None
+            options = self.tilelang.parser.parse_args(option_words(line))
+            check_timeout(options.timeout)
+        except (LineError, ValueError) as exc:
+            raise UsageError(f"%%tilelang {exc}".replace("timeout=", "--timeout ")) from None
+        return options
 
     def _compile_cell(self, cell: str, magic_line: str | None = None) -> tuple[Any, str]:
         """The cell's code object, under a pseudo-file that linecache (and TileLang's parser) can read.
@@ -188,15 +192,17 @@ class TileLangMagics(Magics):
             return (), value
         return (value if isinstance(value, tuple) else (value,)), {}
 
-    def _explore_all(self, kernels: dict[str, Any], arguments: Any, choice: Any) -> tuple[list[KernelRecord], dict[str, Any]]:
-        """Records of every kernel (failed ones too) and the compiled kernels by name."""
+    def _explore_all(
+        self, kernels: dict[str, Any], arguments: Any, choice: Any, timeout: float
+    ) -> tuple[list[KernelRecord], dict[str, Any]]:
+        """Records of every kernel (failed ones too, those past ``timeout`` seconds included) and the compiled kernels by name."""
         from tilelab.capture import compile_kernel
 
         records, compiled_kernels = [], {}
         for name, kernel in kernels.items():
             args, kwargs = self._arguments(arguments, name, kernel)
             try:
-                compiled = compile_kernel(kernel, args, kwargs, choice, name=name)
+                compiled = compile_kernel(kernel, args, kwargs, choice, name=name, timeout=timeout)
             except KernelCompileError as exc:
                 self._last_log = exc.record.error.log if exc.record.error else None
                 records.append(self.registry.add(exc.record))
@@ -440,11 +446,22 @@ def load_extension(ipython: Any) -> None:
 
     ipython.register_magics(TileLangMagics)
     register(ipython)
+    _warm_compile_workers(ipython)
     try:
         from tilelab import bridge
     except ImportError:
         return
     bridge.register(ipython)
+
+
+def _warm_compile_workers(ipython: Any) -> None:
+    """In a Jupyter kernel, start the session's compile workers now (they import TileLang in the background),
+    so the first ``tilelab.tune`` finds them running; they stay for the session (:mod:`tilelab.tune.pool`)."""
+    if getattr(ipython, "kernel", None) is None:  # a terminal IPython or a test shell: started by the first tune()
+        return
+    from tilelab.tune.pool import session_pool
+
+    session_pool().warm()
 
 
 def unload_extension(ipython: Any) -> None:
