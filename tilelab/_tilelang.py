@@ -44,6 +44,7 @@ __all__ = [
     "bound_parameters",
     "cache_directory",
     "cache_key",
+    "cache_key_or_none",
     "compile_options",
     "compile_traced",
     "device_module",
@@ -437,12 +438,23 @@ class CacheOutcome:
     in_disk_cache: bool
 
 
+def cache_key_or_none(func: Any, options: CompileOptions, choice: Any) -> CacheKey | None:
+    """:func:`cache_key`, or None when it cannot be computed.
+
+    The key is reported, never needed: a TileLang whose key is made otherwise must not fail a compile.
+    """
+    try:
+        return cache_key(func, options, choice)
+    except Exception:
+        return None
+
+
 def compile_traced(func: Any, options: CompileOptions, choice: Any) -> tuple[Any, CacheOutcome]:
     """:func:`compile_cached`, and whether TileLang's memory cache, its disk cache or a fresh compile served it."""
     from tilelang import env
 
-    key = cache_key(func, options, choice)
-    on_disk = env.is_cache_enabled() and Path(key.entry).is_dir()
+    key = cache_key_or_none(func, options, choice)
+    on_disk = key is not None and env.is_cache_enabled() and Path(key.entry).is_dir()
     _install_cache_hit_filter()
     hits: list[str] = []
     token = _memory_hits.set(hits)

@@ -248,6 +248,7 @@ def tune(
         deadline=started + budget_s if budget_s is not None else None,
     )  # fmt: skip
     registry = default_registry()
+    result.reference, result.rtol, result.atol = reference, rtol, atol  # a row's reproducer checks with them
     sweep.on_progress.append(lambda: registry.track_tuning(result))
     if on_row is not None:
         sweep.on_row.append(on_row)

@@ -24,6 +24,7 @@ import linecache
 import pickle
 import re
 import sys
+import time
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,8 +32,10 @@ from typing import Any
 import cloudpickle
 
 from tilelab import _tilelang as tl
+from tilelab.provenance import Provenance, build_provenance
 
 __all__ = [
+    "BuildTrace",
     "KernelSpec",
     "TensorShape",
     "build",
@@ -149,17 +152,46 @@ def kernel_source(kernel: Any) -> str:
         return function.__code__.co_code.hex()
 
 
-def build(kernel: Any, args: tuple, kwargs: dict, choice: Any) -> Any:
+@dataclass
+class BuildTrace:
+    """What one :func:`build` learned of its compile, also when it failed: who served it, TileLang's key, the source."""
+
+    source: tuple[str, str, int, int] | None = None  # tilelab._tilelang.kernel_source_lines
+    key: Any = None  # tilelab._tilelang.CacheKey; None before elaboration finished
+    served_by: str = "fresh"  # "memory", "disk" or "fresh" (a lowering is always fresh)
+    seconds: float | None = None
+    in_disk_cache: bool = False
+
+    def provenance(self) -> Provenance:
+        return build_provenance(self.served_by, self.seconds, self.key, self.source, self.in_disk_cache)
+
+    def columns(self) -> dict[str, Any]:
+        """The tuning row's provenance columns (:data:`tilelab.provenance.PROVENANCE_COLUMNS`)."""
+        return self.provenance().columns()
+
+
+def build(kernel: Any, args: tuple, kwargs: dict, choice: Any, trace: BuildTrace | None = None) -> Any:
     """Elaborate and compile one config for ``choice`` (a ``tilelab.targets.TargetChoice``).
 
     Returns the ``JITKernel`` when the target can run (through TileLang's kernel
-    cache), else the lowered :class:`tilelab._tilelang.Lowered`.
+    cache), else the lowered :class:`tilelab._tilelang.Lowered`. ``trace``, when
+    given, learns who served the compile and TileLang's key for it.
     """
     args = tuple(a.meta() if isinstance(a, TensorShape) else a for a in args)
+    if trace is not None:
+        trace.source = tl.kernel_source_lines(kernel)
     func, options = tl.elaborate(kernel, args, kwargs, choice.tvm_target())
+    if trace is None:
+        return tl.compile_cached(func, options, choice) if choice.runnable else tl.lower(func, options, choice)
     if choice.runnable:
-        return tl.compile_cached(func, options, choice)
-    return tl.lower(func, options, choice)
+        built, outcome = tl.compile_traced(func, options, choice)
+        trace.key, trace.served_by, trace.seconds, trace.in_disk_cache = outcome.key, outcome.served_by, outcome.seconds, outcome.in_disk_cache
+        return built
+    trace.key = tl.cache_key_or_none(func, options, choice)
+    started = time.perf_counter()
+    lowered = tl.lower(func, options, choice)
+    trace.seconds = time.perf_counter() - started
+    return lowered
 
 
 def launches_of(built: Any, choice: Any) -> list[Any]:

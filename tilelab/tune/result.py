@@ -14,9 +14,11 @@ from __future__ import annotations
 import html
 import math
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
+
+from tilelab.provenance import PROVENANCE_COLUMNS
 
 __all__ = [
     "RESOURCE_COLUMNS",
@@ -88,6 +90,17 @@ class TuneRow:
     occupancy: float | None = None
     launchable: bool | None = None
     roofline_ms: float | None = None  # the static roofline bound (tilelab.estimate)
+    cache: str | None = None  # who served its compile: TileLang's "memory" or "disk" cache, or "fresh" (tilelab.provenance)
+    cache_entry: str | None = None  # TileLang's disk-cache entry for its key
+    cache_key: str | None = None  # TileLang's cache key
+    key_tir: str | None = None  # the key's components, each hashed (tilelab.provenance.KeyComponents.digests)
+    key_target: str | None = None
+    key_pass_configs: str | None = None
+    key_compile_flags: str | None = None
+    key_options: str | None = None
+    key_tilelang: str | None = None
+    key_source: str | None = None
+    result: Any = field(default=None, repr=False, compare=False)  # the sweep it belongs to (set by TuneResult.add)
     trial: int | None = None  # the order in which configs were tried
     chosen_by: str | None = None  # "grid", "sampler", "warm start", "static prior", "random" or "history"
     elapsed_s: float | None = None  # seconds from the start of the run to this row
@@ -106,6 +119,15 @@ class TuneRow:
         if self.roofline_ms is None or not self.latency_ms:
             return None
         return self.roofline_ms / self.latency_ms * 100
+
+    def repro(self) -> str:
+        """A standalone Python file that compiles (and checks) this config again; it imports only tilelang and torch.
+
+        See :meth:`TuneResult.repro`.
+        """
+        if self.result is None:
+            raise ValueError(f"{self.label()}: this row belongs to no sweep; use result.repro(config)")
+        return self.result.repro(self)
 
     def label(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.config.items())
@@ -135,6 +157,9 @@ class TuneResult:
     show_live: bool = False  # display the live view while it runs (tilelab.display follows the registry)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     notes: list[str] = field(default_factory=list)  # one line each: what the run could not do, and why
+    reference: Any = field(default=None, repr=False)  # the tune call's reference, rtol and atol (for reproducers)
+    rtol: float = 1e-2
+    atol: float = 1e-2
     search: Any = None  # tilelab.tune.search.SearchSettings of a search run; None for a plain grid
     planned: int | None = None  # configs this run will have rows for (a search's budget), when not all
     study: Any = field(default=None, repr=False)  # the Optuna study of a search run
@@ -165,7 +190,24 @@ class TuneResult:
             self.notes.append(text)
 
     def add(self, row: TuneRow) -> None:
-        self.rows[row.index] = row
+        if row.status in _REPRODUCIBLE_FAILURES and self.kernel is not None:
+            self.note(f"a failed config's reproducer: result.rows[{row.index}].repro() (a file that needs only tilelang and torch)")
+        self.rows[row.index] = row if row.result is self else replace(row, result=self)
+
+    def repro(self, config: dict[str, Any] | TuneRow) -> str:
+        """A standalone Python file that compiles ``config`` of this sweep again and checks it.
+
+        It holds the kernel's source, the config's arguments, the target and the
+        ``@tilelang.jit`` options, seeded inputs and the sweep's ``reference`` (or a
+        NaN/Inf check), under a header saying what this sweep observed (its status,
+        error and latency); it imports only ``tilelang`` and ``torch``.
+        """
+        from tilelab.tune.repro import row_reproducer
+
+        row = config if isinstance(config, TuneRow) else next((r for r in self.rows.values() if r.config == config), None)
+        if row is None:
+            row = TuneRow(-1, dict(config), TuneStatus.COMPILED)  # not run yet: nothing observed
+        return row_reproducer(self, row)
 
     def ordered_rows(self) -> list[TuneRow]:
         return [self.rows[i] for i in sorted(self.rows)]
@@ -255,6 +297,12 @@ class TuneResult:
     def to_pandas(self):
         """One DataFrame row per finished config, in space order.
 
+        After the others, the provenance columns say who served each config's compile
+        (``cache``: TileLang's ``memory`` or ``disk`` cache, or ``fresh``), TileLang's key
+        and disk entry (``cache_key``, ``cache_entry``) and the key's components, each
+        hashed (``key_tir``, ``key_target``, ``key_pass_configs``, ``key_compile_flags``,
+        ``key_options``, ``key_tilelang``, ``key_source``; :mod:`tilelab.provenance`).
+
         Columns: the swept parameters, ``status``, ``error``, ``latency_ms`` and its
         spread (``latency_min_ms``, ``latency_median_ms``, ``latency_p90_ms``,
         ``latency_std_ms``, ``repetitions``), ``rebench_ms``, ``tflops``, ``gbps``,
@@ -272,6 +320,7 @@ class TuneResult:
         names = ["status", "error", "latency_ms", *SPREAD_COLUMNS, "repetitions", "rebench_ms", "tflops", "gbps",
                  "compile_s", "bench_s", *RESOURCE_COLUMNS, *ROOFLINE_COLUMNS, "trial", "chosen_by", "elapsed_s", *TRUST_COLUMNS, "device",
                  "cached"]  # fmt: skip
+        names += list(PROVENANCE_COLUMNS)
         records = [
             {
                 **{name: row.config.get(name) for name in self.swept},
@@ -352,6 +401,7 @@ class TuneResult:
 
 
 _NOT_ERRORS = (TuneStatus.OK, TuneStatus.COMPILED, TuneStatus.PRUNED)
+_REPRODUCIBLE_FAILURES = (TuneStatus.COMPILE_ERROR, TuneStatus.RUN_ERROR, TuneStatus.MISMATCH, TuneStatus.CANNOT_LAUNCH)
 
 
 def _escape(text: Any) -> str:

@@ -16,7 +16,8 @@ The format is ``PRAGMA user_version`` (marked as TileLab's by
 ``PRAGMA application_id``); older formats are migrated in place, one step at a
 time: version 1 (no version stored, no ``timeout_s`` column), version 2 (no
 latency spread, re-benchmark, machine-code or search columns), version 3 (no
-``roofline_ms``).
+``roofline_ms``), version 4 (no provenance: who served each compile and
+TileLang's cache key and its components, :data:`tilelab.provenance.PROVENANCE_COLUMNS`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tilelab.provenance import PROVENANCE_COLUMNS
 from tilelab.tune.result import TuneRow, TuneStatus, best_rank
 from tilelab.tune.space import config_key
 
@@ -50,7 +52,7 @@ __all__ = [
     "tuning_history",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 _APPLICATION_ID = 0x544C4142  # "TLAB"
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _CREATE = """
@@ -95,12 +97,15 @@ _ADDED_IN_3 = (
 )
 # Format 4: the static roofline bound, so a config answered from the history keeps its roofline_pct.
 _ADDED_IN_4 = (("roofline_ms", "REAL"),)
-_CREATE = _CREATE.format(added=",\n    ".join(f"{name} {kind}" for name, kind in (*_ADDED_IN_3, *_ADDED_IN_4)))
+# Format 5: who served each compile (TileLang's memory or disk cache, or fresh), its key and the key's components.
+_ADDED_IN_5 = tuple((name, "TEXT") for name in PROVENANCE_COLUMNS)
+_CREATE = _CREATE.format(added=",\n    ".join(f"{name} {kind}" for name, kind in (*_ADDED_IN_3, *_ADDED_IN_4, *_ADDED_IN_5)))
 _INDEXES = (
     "CREATE INDEX IF NOT EXISTS tuning_rows_key ON tuning_rows (kernel_hash, signature, target, device, config_key)",
     "CREATE INDEX IF NOT EXISTS tuning_rows_run ON tuning_rows (run_id, config_key)",
 )
-_ROW_FIELDS = ("status", "error", "latency_ms", "tflops", "gbps", "compile_s", "bench_s", *(name for name, _ in (*_ADDED_IN_3, *_ADDED_IN_4)))
+_ROW_FIELDS = ("status", "error", "latency_ms", "tflops", "gbps", "compile_s", "bench_s",
+               *(name for name, _ in (*_ADDED_IN_3, *_ADDED_IN_4, *_ADDED_IN_5)))  # fmt: skip
 _WRITTEN = ("created", *_ROW_FIELDS, "tilelang_version", "timeout_s")
 _CONFIG_FAILURES = (TuneStatus.COMPILE_ERROR, TuneStatus.CANNOT_LAUNCH, TuneStatus.RUN_ERROR, TuneStatus.MISMATCH)
 _WAY_OUT = "pass db= another file, or db=':memory:' to keep this run's rows in memory only"
@@ -412,6 +417,8 @@ def _migrate(conn: sqlite3.Connection, version: int) -> None:
         _add_columns(conn, _ADDED_IN_3)  # no spread, re-benchmark, machine-code or search columns: empty for its rows
     if version < 4:
         _add_columns(conn, _ADDED_IN_4)  # no roofline: empty for its rows
+    if version < 5:
+        _add_columns(conn, _ADDED_IN_5)  # no provenance: empty for its rows
 
 
 def _add_columns(conn: sqlite3.Connection, columns: tuple[tuple[str, str], ...]) -> None:

@@ -62,7 +62,16 @@ def _exit_with_parent(parent: int) -> None:
 
 
 def _compile(setup: dict, kernel: Any, config: dict) -> tuple[str, str | None, float, dict[str, Any], list[str]]:
-    """(status, error, seconds, machine-code columns, notes) of one config."""
+    """(status, error, seconds, machine-code and provenance columns, notes) of one config."""
+    from tilelab.tune.build import BuildTrace
+
+    trace = BuildTrace()
+    status, error, seconds, columns, notes = _compiled(setup, kernel, config, trace)
+    return status, error, seconds, {**columns, **trace.columns()}, notes
+
+
+def _compiled(setup: dict, kernel: Any, config: dict, trace: Any) -> tuple[str, str | None, float, dict[str, Any], list[str]]:
+    """(status, error, seconds, machine-code columns, notes) of one config; ``trace`` learns who served its compile."""
     from tilelab.errors import captured_compiler_output, error_record
     from tilelab.tune.build import build, launch_problems_of, launches_of
 
@@ -70,7 +79,7 @@ def _compile(setup: dict, kernel: Any, config: dict) -> tuple[str, str | None, f
     choice = setup["choice"]
     with captured_compiler_output() as output:
         try:
-            built = build(kernel, setup["args"], {**setup["fixed"], **config}, choice)
+            built = build(kernel, setup["args"], {**setup["fixed"], **config}, choice, trace=trace)
         except Exception as exc:  # any failure of a user's config becomes its row
             seconds = time.perf_counter() - started
             record = error_record(exc, output.text(), stage="compile", parameters=config)

@@ -22,6 +22,7 @@ import numbers
 import time
 from typing import Any
 
+from tilelab.provenance import PROVENANCE_COLUMNS
 from tilelab.views._bundle import BundleView
 from tilelab.views.timeline import timeline_html
 
@@ -152,7 +153,8 @@ class TuningView(BundleView):
         frame = self.result.to_pandas()
         if frame.empty:
             return f"<div style='{_BOX};{_MUTED}'>no rows yet</div>"
-        shown = frame.drop(columns=["device"]).tail(limit).astype(object)
+        # The key's hashes and TileLang's entry are for to_pandas() and why(); the table shows who served each compile.
+        shown = frame.drop(columns=["device", *PROVENANCE_COLUMNS[1:]]).tail(limit).astype(object)
         shown = shown.where(shown.notna(), None)  # pandas' NA and NaN become None: one "missing" for every column
         marks = self._marks()
         shown.insert(0, "best", [marks.get(row.index, "") for row in self.result.ordered_rows()[-len(shown) :]])
