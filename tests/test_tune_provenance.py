@@ -49,7 +49,7 @@ def test_every_row_says_who_served_its_compile_and_the_keys_components(sweeps):
     assert compiled["key_tir"].nunique() == 2 and compiled["key_source"].nunique() == 1
     measured_again = again.to_pandas()
     assert set(measured_again[measured_again["status"] == "ok"]["cache"]) <= {"disk", "memory"}  # compiled before
-    assert tilelab.why(first.rows[1], first.rows[2]).text() == "recompiled: tir changed"
+    assert tilelab.why(first.rows[1], first.rows[2]).text() == "recompiled: TIR changed"
 
 
 def test_the_history_keeps_the_provenance_columns(sweeps):

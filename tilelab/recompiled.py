@@ -24,6 +24,8 @@ from tilelab.provenance import COMPONENTS, CacheSource, KernelSource, KeyCompone
 __all__ = ["KeyChange", "WhyRecompiled", "why"]
 
 _NOT_KNOWN = "why: not known (a record from an older TileLab, or a kernel that did not elaborate)"
+_LABELS = {"tir": "TIR", "target": "target", "pass_configs": "pass configs", "compile_flags": "compile flags",
+           "options": "out_idx or execution backend", "tilelang": "TileLang version", "source": "source"}  # fmt: skip
 _TOKEN = re.compile(r"\d+\.\d*(?:e[+-]?\d+)?|\w+|[^\w\s]")
 
 
@@ -92,7 +94,7 @@ def _why_rows(before: Any, after: Any) -> WhyRecompiled:
     if not all(digests[0].values()) or not all(digests[1].values()):
         return WhyRecompiled(getattr(after, "label", lambda: "")(), served, known=False)
     changed = [name for name in COMPONENTS if digests[0][name] != digests[1][name]]
-    changes = tuple(KeyChange(name, f"{name.replace('_', ' ')} changed", in_key=name != "source") for name in changed)
+    changes = tuple(KeyChange(name, f"{_LABELS[name]} changed", in_key=name != "source") for name in changed)
     return WhyRecompiled(after.label(), served, changes)
 
 
