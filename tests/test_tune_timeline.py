@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import datetime
 import os
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -21,6 +24,7 @@ from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
 from tilelab.tune.timeline import PHASES, Timeline
 from tilelab.views.tuning import TuningView
 
+TESTS = Path(__file__).parent
 BLOCKS = [0, 32, 64, 128]  # 0 fails to lower
 
 
@@ -106,6 +110,24 @@ def test_a_second_sweep_takes_its_compile_workers_warm_from_the_session_pool():
     assert "1 from the warm pool" in second.timeline_summary()
     assert set(session_pool().idle()) & pooled  # the same process served both
     assert first.best is not None and second.best is not None
+
+
+def test_loading_the_extension_in_a_jupyter_kernel_starts_the_compile_workers_ahead(monkeypatch):
+    from tilelab.magic import _warm_compile_workers
+
+    class Terminal:
+        kernel = None
+
+    class Kernel:
+        kernel = object()
+
+    monkeypatch.setenv("TILELAB_POOL_MAX", "1")  # the pool's bound
+    session_pool().shutdown()
+    _warm_compile_workers(Terminal())
+    assert session_pool().idle() == []  # outside a kernel the first tune() starts them
+
+    _warm_compile_workers(Kernel())
+    assert len(session_pool().idle()) == 1
 
 
 def test_an_interrupt_kills_a_hung_compile_and_leaves_only_idle_workers_in_the_pool():
@@ -219,6 +241,23 @@ def test_a_budget_that_is_not_a_duration_is_one_line_naming_it(written):
         tilelab.tune(scale_add, block=tilelab.choices([32]), db=":memory:", budget=written)
 
     assert "\n" not in str(error.value)
+
+
+def test_the_command_line_takes_a_wall_clock_budget_and_prints_where_the_time_went(tmp_path):
+    shutil.copy(TESTS / "search_kernels.py", tmp_path / "search_kernels.py")
+
+    done = subprocess.run(
+        [sys.executable, "-m", "tilelab", "tune", "search_kernels.py::axpy_repeat", "block=32,64", "--target", "c",
+         "--budget", "10m", "--db", ":memory:", "--out", "rows.csv"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    refused = subprocess.run(
+        [sys.executable, "-m", "tilelab", "tune", "k.py::k", "--budget", "3parsecs"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert "2/2 configs" in done.stdout and "critical path: " in done.stdout and "budget" not in done.stdout
+    assert refused.returncode == 2 and "'3parsecs': expected a duration such as 90s, 3m or 1h30m" in refused.stderr
 
 
 # -- the Gantt chart ---------------------------------------------------------------------------------------------------

@@ -65,7 +65,8 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument("--timeout", type=_positive(float), help="seconds one config may compile (default 120)")
     tune.add_argument("--force", action="store_true", help="measure again configs already in the history")
     tune.add_argument("--search", choices=("grid", "optuna", "auto"), help="grid (default), an Optuna search, or auto")
-    tune.add_argument("--budget", type=_budget, help="configs a search may measure: a number, or a fraction (0 < f <= 1)")
+    tune.add_argument("--budget", type=_budget,
+                      help="configs a search may measure (a number, or a fraction 0 < f <= 1), or wall-clock time (90s, 3m, 1h)")
     tune.add_argument("--seed", type=int, help="the search's seed")
     tune.add_argument("--sampler", choices=("tpe", "gp", "random"), help="the search's sampler (default tpe)")
     cache = commands.add_parser("cache", help="TileLang's kernel cache: entries, size, duplicates; prune it (a dry run unless --yes)")
@@ -80,14 +81,22 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _budget(text: str) -> int | float:
-    """``40`` configs, or ``0.3`` of the space."""
+def _budget(text: str) -> int | float | str:
+    """``40`` configs, ``0.3`` of the space, or ``3m`` of wall-clock time (no config starts after it)."""
+    from tilelab.tune.budget import duration_of, looks_like_duration
+
+    if looks_like_duration(text):
+        try:
+            duration_of(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected a duration such as 90s, 3m or 1h30m") from None
+        return text
     for kind in (int, float):
         try:
             return kind(text)
         except ValueError:
             pass
-    raise argparse.ArgumentTypeError(f"{text!r}: expected a number of configs or a fraction, e.g. 40 or 0.3")
+    raise argparse.ArgumentTypeError(f"{text!r}: expected a number of configs or a fraction (e.g. 40 or 0.3), or a duration (3m)")
 
 
 def _add_target(parser: argparse.ArgumentParser, cpu: bool) -> None:
@@ -239,6 +248,9 @@ def _tune(options: argparse.Namespace) -> int:
     best = result.best
     found = f"; best {best.latency_ms:.4g} ms at {best.label()}" if best else ""
     print(f"{result.kernel_name}: {result.done}/{result.total} configs, {result.num_errors} failed{found}")
+    for line in (result.verdict_text(), result.coverage() if result.budget_reached else "", result.timeline_summary()):
+        if line:
+            print(line)
     write_rows(result, output, options.db)
     print(f"wrote {output}")
     if result.partial:

@@ -446,11 +446,22 @@ def load_extension(ipython: Any) -> None:
 
     ipython.register_magics(TileLangMagics)
     register(ipython)
+    _warm_compile_workers(ipython)
     try:
         from tilelab import bridge
     except ImportError:
         return
     bridge.register(ipython)
+
+
+def _warm_compile_workers(ipython: Any) -> None:
+    """In a Jupyter kernel, start the session's compile workers now (they import TileLang in the background),
+    so the first ``tilelab.tune`` finds them running; they stay for the session (:mod:`tilelab.tune.pool`)."""
+    if getattr(ipython, "kernel", None) is None:  # a terminal IPython or a test shell: started by the first tune()
+        return
+    from tilelab.tune.pool import session_pool
+
+    session_pool().warm()
 
 
 def unload_extension(ipython: Any) -> None:

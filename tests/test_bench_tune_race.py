@@ -1,0 +1,51 @@
+"""The tuner race in smoke mode: both tools on a CPU space, each in its own process and cold cache, then the
+report the GPU run writes (bench/results/tune_race.json) with its ratios, statuses and timeline summary."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def race(tmp_path_factory):
+    """One smoke run of ``bench/bench_tune_race.py``: (stdout, the JSON report)."""
+    out = tmp_path_factory.mktemp("race") / "tune_race.json"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench_tune_race.py"), "--smoke", "--out", str(out)],
+        capture_output=True, text=True, timeout=900, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done.stdout, json.loads(out.read_text())
+
+
+@pytest.mark.slow
+def test_smoke_race_reports_both_tools_on_the_same_configs_with_their_ratios(race):
+    _, report = race
+    (space,) = report["spaces"]
+
+    assert report["device"] == "cpu (smoke)" and space["name"] == "cpu-scale-add" and space["configs"] == 4
+    assert space["statuses"]["tilelab"] == {"ok": 4} and space["statuses"]["tilelang"] == {"best found": 1}
+    assert space["wall_ratio"] == pytest.approx(space["tilelab"]["wall_s"] / space["tilelang"]["wall_s"])
+    mine, theirs = space["retime"]["best_ms"]
+    assert space["best_ratio"] == pytest.approx(mine / theirs)
+    assert {space["tilelab"]["best_config"]["block"], space["tilelang"]["best_config"]["block"]} <= {16, 32, 64, 128}
+
+
+@pytest.mark.slow
+def test_smoke_race_says_where_tilelabs_time_went_and_how_fast_a_second_sweep_starts(race):
+    stdout, report = race
+    (space,) = report["spaces"]
+    tilelab = space["tilelab"]
+
+    assert space["timeline_summary"].startswith("compile ") and "critical path: " in space["timeline_summary"]
+    assert "started cold" in space["timeline_summary"] and "from the warm pool" in tilelab["second_sweep_summary"]
+    assert report["second_sweep_first_compile_s"] == tilelab["second_sweep_first_compile_s"] > 0
+    assert set(report["met"]) == {"wall_ratio", "best_ratio", "second_sweep_first_compile_s"}
+    assert "second sweep's first compile after" in stdout
