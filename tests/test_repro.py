@@ -159,3 +159,19 @@ def test_the_error_is_recognised_without_tilelabs_hint_or_the_exception_name():
     assert "shape mismatch on A_shared" not in signatures  # whole phrases only
     assert "Check failed: shape mismatch on A_shared" in signatures
     assert "InternalError: Check failed: shape mismatch on A_shared (at T.copy)" in signatures
+
+
+@pytest.mark.gpu
+def test_a_compiled_cuda_gemms_reproducer_runs_on_the_gpu_and_passes_its_check(tmp_path):
+    from cells import gemm_cell
+
+    kernel = kernel_of(tmp_path, "gemm_module", gemm_cell(size=512, block=64), "matmul")
+    record = tilelab.explore(kernel, machine_code=False)
+    path = tmp_path / "out" / "repro.py"
+    path.parent.mkdir()
+    path.write_text(record.reproducer())
+
+    done = run_reproducer(path, tmp_path / "cache")
+
+    assert not record.lowered_only and "'run': True," in path.read_text()
+    assert done.returncode == 0 and "passed: no NaN or Inf in the outputs" in done.stdout, done.stdout + done.stderr
