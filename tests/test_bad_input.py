@@ -145,6 +145,22 @@ def test_a_tune_error_names_the_bad_word_and_never_an_internal_name(tmp_path):
     assert done.stderr == 'tilelab tune: unbalanced quote in "block=\'32"\n'
 
 
+def test_a_report_failure_the_compiler_locates_nowhere_names_the_line_where_the_kernel_starts(tmp_path):
+    kernels = tmp_path / "gemm_kernels.py"
+    kernels.write_text((Path(__file__).parent / "kernels.py").read_text())
+
+    done = tilelab_cli(
+        "report", "gemm_kernels.py::matmul", "--arch", "sm_90", "--args", "dict(block_K=7)", cwd=tmp_path
+    )
+
+    assert done.returncode == 1
+    start = _line_of("def matmul(", str(kernels)) - 1  # its decorator
+    assert (
+        done.stderr
+        == f"tilelab report: {kernels}:{start}: Unsupported k_dim 7 (in matmul; the compiler named no line)\n"
+    )
+
+
 def test_the_command_line_help_says_that_report_and_tune_run_code(tmp_path):
     for command in ([], ["report"], ["tune"]):
         shown = tilelab_cli(*command, "--help", cwd=tmp_path).stdout
