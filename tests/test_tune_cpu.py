@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import tilelab
+from tilelab.provenance import PROVENANCE_COLUMNS
 from tilelab.tune.pool import session_pool
 from tilelab.tune.result import TuneStatus
 
@@ -97,7 +98,7 @@ def test_the_best_is_chosen_on_an_interleaved_rebenchmark_of_the_top_three(sweep
 def test_to_pandas_has_one_typed_row_per_config(sweep):
     frame = sweep.to_pandas()
 
-    assert frame.shape == (8, 31)
+    assert frame.shape == (8, 31 + len(PROVENANCE_COLUMNS))  # the provenance columns last
     assert list(frame.columns[:3]) == ["block", "chunk", "status"]
     assert str(frame["block"].dtype) == "int64" and str(frame["status"].dtype) == "category"
     assert all(str(frame[c].dtype) == "float64" for c in ("latency_ms", "tflops", "gbps", "compile_s", "bench_s"))
