@@ -21,12 +21,25 @@ def cuda_available() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
     if cuda_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU (none here)")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def _group(item) -> str:
+    """Which tests share one pytest-xdist worker (make test runs ``-n auto --dist loadgroup``): a module's
+    tests, so its fixtures are made once; every browser test, so one JupyterLab and one Chromium serve them
+    all; every test on the PostgreSQL server, so one server does."""
+    if Path(str(item.fspath)).parent.name == "ui":
+        return "ui"
+    if "postgres_server" in getattr(item, "fixturenames", ()):
+        return "postgres"
+    return item.module.__name__
 
 
 @pytest.fixture(scope="session")
@@ -38,6 +51,15 @@ def ip():
     shell.history_manager.enabled = False
     shell.run_line_magic("load_ext", "tilelab")
     return shell
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One real PostgreSQL server (Debian's) for the whole run, on a free localhost port; each test takes a database."""
+    from postgres_server import running_server
+
+    with running_server() as server:
+        yield server
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -15,7 +15,6 @@ import sys
 import time
 
 import pytest
-from postgres_server import running_server
 
 import tilelab
 from tilelab.tune.result import TuneStatus
@@ -24,10 +23,9 @@ BLOCKS = [96, 0, 32, 64]  # 96 hangs in elaboration (tune_kernels.HANG_BLOCK), 0
 TIMEOUT_S = 5
 
 
-@pytest.fixture(scope="module")
-def postgres():
-    with running_server() as server:
-        yield server
+@pytest.fixture
+def postgres(postgres_server):
+    return postgres_server
 
 
 @pytest.fixture(scope="module")

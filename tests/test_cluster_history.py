@@ -7,7 +7,6 @@ import threading
 
 import pandas as pd
 import pytest
-from postgres_server import running_server
 from tune_kernels import kernel_module
 
 import tilelab
@@ -17,15 +16,9 @@ from tilelab.tune.store import _ADDED_IN_3, SCHEMA_VERSION, RunKey, TuningStore
 KEY = RunKey.of("scale_add", "def scale_add(): ...", "{}", '{"kind": "c"}', "cpu: test")
 
 
-@pytest.fixture(scope="module")
-def server():
-    with running_server() as running:
-        yield running
-
-
 @pytest.fixture
-def url(server):
-    return server.database()
+def url(postgres_server):
+    return postgres_server.database()
 
 
 def _sql(url: str, query: str, *params) -> list:
