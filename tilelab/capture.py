@@ -119,7 +119,7 @@ def compile_kernel(
                 func, options = tl.elaborate(kernel, args, kwargs, choice.tvm_target())
                 facts.elaborate_s = time.perf_counter() - started
                 facts.cache_key = _cache_key(func, choice, options.pass_configs)
-                facts.tilelang_key = _tilelang_key(func, options, choice)
+                facts.tilelang_key = tl.cache_key_or_none(func, options, choice)
                 with recorder.installed():
                     started = time.perf_counter()
                     compiled = tl.lower(func, options, choice, line_directives=True)
@@ -270,17 +270,6 @@ def _cache_key(func: Any, choice: TargetChoice, pass_configs: dict) -> str:
         digest.update(part.encode())
     digest.update(f"{tilelang.__version__}/{FORMAT_VERSION}".encode())
     return digest.hexdigest()
-
-
-def _tilelang_key(func: Any, options: tl.CompileOptions, choice: TargetChoice) -> tl.CacheKey | None:
-    """TileLang's cache key of this compile, or None when it cannot be computed.
-
-    The key is reported, never needed: a TileLang whose key is made otherwise must not fail the compile.
-    """
-    try:
-        return tl.cache_key(func, options, choice)
-    except Exception:
-        return None
 
 
 def _source_record(lowered: tl.Lowered, choice: TargetChoice) -> SourceRecord:
