@@ -61,6 +61,16 @@ def test_a_rerun_of_an_unchanged_kernel_is_a_cache_hit_that_says_which_cache(ip)
     assert record.provenance.text().startswith("TileLab cell cache")
 
 
+def test_why_after_a_cache_hit_says_it_was_one(ip, capsys):
+    run(ip, cpu_cell("rerun"))
+    run(ip, cpu_cell("rerun"))
+    capsys.readouterr()
+
+    ip.run_line_magic("tilelang", "why rerun")
+
+    assert capsys.readouterr().out.strip() == "cache hit: nothing that TileLang keys on changed"
+
+
 def test_a_pass_config_change_names_the_pass_config(ip):
     run(ip, cpu_cell("configured"))
     line = run(ip, cpu_cell("configured", configs=', pass_configs={"tl.disable_warp_specialized": True}'))
