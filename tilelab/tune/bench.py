@@ -13,9 +13,7 @@ on a GPU, the median on the CPU, as ``do_bench`` reports them). Repetitions
 are adaptive: they come in rounds and stop when the noise band is within 1 %
 of the median. The first 5 calls estimate the time; when their median is over
 ``stop_above`` (twice the best so far) the benchmark stops there and the row is
-``pruned``. Inputs are made once per config from the kernel's parameters
-(uniform in [-1, 1] for floats, small integers otherwise), or are the caller's
-tensors for eager kernels.
+``pruned``. Inputs are made once per config (:mod:`tilelab.tune.checks`).
 
 A ``timer`` (``timer(config, calls) -> times in ms``, :func:`tilelab.tune`'s
 documented hook) replaces how calls are timed: the kernel is still built, run
@@ -32,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tilelab.tune.build import build
+from tilelab.tune.checks import call_args, device_of, mismatch, outputs_of, short_error
 from tilelab.tune.noise import median_interval
 
 __all__ = [
@@ -95,65 +94,6 @@ class BenchOutcome:
     kernel: Any = None
     spread: Spread | None = None
     method: str | None = None  # how the calls were timed: "cuda events", "wall" or "timer <name>"
-
-
-def _device(choice: Any) -> Any:
-    import torch
-
-    return torch.device("cuda", torch.cuda.current_device()) if choice.is_cuda else torch.device("cpu")
-
-
-def _inputs(jit_kernel: Any, device: Any) -> list[Any]:
-    import torch
-
-    out_idx = set(jit_kernel.out_idx or [])
-    tensors = []
-    for position, param in enumerate(jit_kernel.params):
-        if position in out_idx:
-            continue
-        dtype = param.torch_dtype()
-        shape = [int(s) for s in param.shape]
-        if dtype.is_floating_point:
-            tensors.append(torch.empty(shape, dtype=dtype, device=device).uniform_(-1.0, 1.0))
-        elif dtype == torch.bool:
-            tensors.append(torch.randint(0, 2, shape, device=device).to(torch.bool))
-        else:
-            tensors.append(torch.randint(-2, 3, shape, dtype=dtype, device=device))
-    return tensors
-
-
-def _call_args(kernel: Any, args: tuple, kwargs: dict, jit_kernel: Any, device: Any) -> list[Any]:
-    if getattr(kernel, "mode", None) == "eager":
-        _, tensor_args = kernel.func.parse_args(*args, **kwargs)
-        return list(tensor_args.values())
-    return _inputs(jit_kernel, device)
-
-
-def _outputs(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    return list(value) if isinstance(value, (list, tuple)) else [value]
-
-
-def _mismatch(outputs: list[Any], expected: list[Any], rtol: float, atol: float) -> str | None:
-    import torch
-
-    if len(outputs) != len(expected):
-        return f"kernel returned {len(outputs)} outputs, reference {len(expected)}"
-    for position, (got, want) in enumerate(zip(outputs, expected, strict=True)):
-        got, want = got.float().cpu(), torch.as_tensor(want).float().cpu()
-        if got.shape != want.shape:
-            return f"output {position}: shape {tuple(got.shape)} != reference {tuple(want.shape)}"
-        if not torch.allclose(got, want, rtol=rtol, atol=atol):
-            worst = (got - want).abs().max().item()
-            return f"output {position} differs from the reference (max abs diff {worst:.3g})"
-    return None
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else ""
-    return f"{type(exc).__name__}: {first}"[:300]
 
 
 def _cpu_sampler(call: Callable[[], Any]) -> Callable[[int], list[float]]:
@@ -249,13 +189,13 @@ def prepare(
     try:
         jit_kernel = build(kernel, args, kwargs, choice)
     except Exception as exc:  # compiled in a worker but not here: still only this config's row
-        return BenchOutcome("compile_error", None, _short(exc), time.perf_counter() - started)
+        return BenchOutcome("compile_error", None, short_error(exc), time.perf_counter() - started)
     try:
-        device = _device(choice)
-        ins = _call_args(kernel, args, kwargs, jit_kernel, device)
-        outputs = _outputs(jit_kernel(*ins))
+        device = device_of(choice)
+        ins = call_args(kernel, args, kwargs, jit_kernel, device)
+        outputs = outputs_of(jit_kernel(*ins))
         if reference is not None:
-            problem = _mismatch(outputs, _outputs(reference(*ins)), rtol, atol)
+            problem = mismatch(outputs, outputs_of(reference(*ins)), rtol, atol)
             if problem:
                 return BenchOutcome("mismatch", None, problem, time.perf_counter() - started, jit_kernel)
         call = lambda: jit_kernel(*ins)  # noqa: E731  (the one call every sampler times)
@@ -269,7 +209,7 @@ def prepare(
             return Prepared(jit_kernel, call, _gpu_sampler(call, device), "cuda events", True)
         return Prepared(jit_kernel, call, _cpu_sampler(call), "wall", False)
     except Exception as exc:  # a kernel that fails at run time is a row, not the end of the sweep
-        return BenchOutcome("run_error", None, _short(exc), time.perf_counter() - started)
+        return BenchOutcome("run_error", None, short_error(exc), time.perf_counter() - started)
 
 
 def measure(prepared: Prepared, best_so_far: float | None = None) -> BenchOutcome:
@@ -280,7 +220,7 @@ def measure(prepared: Prepared, best_so_far: float | None = None) -> BenchOutcom
     try:
         samples, stopped = prepared.measure(stop_above)
     except Exception as exc:  # a kernel that fails at run time is a row, not the end of the sweep
-        return BenchOutcome("run_error", None, _short(exc), time.perf_counter() - started)
+        return BenchOutcome("run_error", None, short_error(exc), time.perf_counter() - started)
     if not samples or not all(math.isfinite(value) for value in samples):
         return BenchOutcome("run_error", None, "the timer returned a non-finite time", time.perf_counter() - started)
     spread = spread_of(samples, mean=prepared.is_cuda)

@@ -173,10 +173,10 @@ class DaskEngine:
         """Pack what every task of ``sweep`` needs (once; tasks carry it by reference to this job)."""
         import cloudpickle
 
-        from tilelab.tune.runner import _shipped
+        from tilelab.tune.sweep import shipped
 
-        args = tuple(_shipped(a) for a in sweep.args)
-        fixed = {k: _shipped(v) for k, v in sweep.fixed.items()}
+        args = tuple(shipped(a) for a in sweep.args)
+        fixed = {k: shipped(v) for k, v in sweep.fixed.items()}
         paths = tuple(p for p in sys.path if p)
         compile_setup = {
             "spec": sweep.spec, "args": args, "fixed": fixed, "choice": sweep.choice, "sys_path": list(paths),

@@ -48,23 +48,20 @@ finish. Every phase of every config is recorded in the result's timeline
 from __future__ import annotations
 
 import os
-import pickle
-import sys
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from multiprocessing.connection import wait
 from typing import Any
 
-from tilelab.tune.bench import Timer
-from tilelab.tune.build import KernelSpec, TensorShape
 from tilelab.tune.gpu_state import gpu_state
 from tilelab.tune.pool import Worker, session_pool
 from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
 from tilelab.tune.search import GridFeed, Job
 from tilelab.tune.slot import BenchSlot
 from tilelab.tune.space import mistyped
+from tilelab.tune.sweep import Sweep, setup_message
 from tilelab.tune.timeline import Timeline
 from tilelab.tune.worker import read_message
 
@@ -73,40 +70,6 @@ __all__ = ["Sweep", "TuneSetupError", "run_sweep", "worker_count"]
 
 class TuneSetupError(RuntimeError):
     """The compile workers could not start or could not rebuild the kernel."""
-
-
-@dataclass
-class Sweep:
-    """Everything one sweep needs besides its result."""
-
-    kernel: Any
-    spec: KernelSpec
-    args: tuple
-    fixed: dict[str, Any]
-    choice: Any  # tilelab.targets.TargetChoice
-    timeout: float = 120.0
-    workers: int | None = None
-    reference: Callable | None = None
-    rtol: float = 1e-2
-    atol: float = 1e-2
-    flops: float | Callable[[dict], float] | None = None
-    bytes: float | Callable[[dict], float] | None = None
-    int_params: frozenset[str] = frozenset()  # the kernel's parameters that take an int (for error messages)
-    resources: bool = True  # machine-code columns for CUDA configs (nvcc, or the cubin TileLang built)
-    prune: bool = False  # stop a benchmark whose first calls are over twice the best so far
-    rebench: int = 3  # the top configs benchmarked again, interleaved, at the end
-    timer: Timer | None = None  # times calls instead of CUDA events / the wall clock (tune()'s ``timer``)
-    started: float = field(default_factory=time.monotonic)  # the tune() call: the timeline's zero
-    deadline: float | None = None  # monotonic time after which no new config starts (a wall-clock budget)
-    on_row: list[Callable[[TuneRow], None]] = field(default_factory=list)
-    on_progress: list[Callable[[], None]] = field(default_factory=list)
-
-
-def _shipped(value: Any) -> Any:
-    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
-    if shape is not None and dtype is not None and hasattr(value, "device"):
-        return TensorShape(tuple(int(s) for s in shape), str(dtype))
-    return value
 
 
 class _Run:
@@ -123,17 +86,7 @@ class _Run:
         self.timeline = result.timeline_record = Timeline(sweep.started)
         self.slot = BenchSlot(sweep, self.timeline)
         self.size = max(1, min(worker_count(sweep.workers), feed.width))
-        setup = {
-            "spec": sweep.spec,
-            "args": tuple(_shipped(a) for a in sweep.args),
-            "fixed": {k: _shipped(v) for k, v in sweep.fixed.items()},
-            "choice": sweep.choice,
-            "sys_path": [p for p in sys.path if p],
-            "resources": sweep.resources,
-            "sweep": result.id,  # echoed in the worker's answers: a pooled worker's stale answer is told apart
-        }
-        payload = pickle.dumps(setup, protocol=pickle.HIGHEST_PROTOCOL)
-        self.setup = len(payload).to_bytes(4, "big") + payload
+        self.setup = setup_message(sweep, result.id)
 
     def loop(self) -> None:
         self._start_workers()
