@@ -6,7 +6,7 @@ moved the H200 timings (``bench/notes_vendor_speed.md`` has each step measured):
 
 GEMM. ``epilogue="shared"`` stages the fp16 tile through shared memory and
 stores it with TMA (``stmatrix`` + ``cp.async.bulk.tensor``; TileLang reuses the
-pipeline's buffers for it, so it costs no shared memory) instead of 64 scattered
+pipeline's buffers for it under ``ws="auto"``, so it costs no shared memory) instead of 64 scattered
 4-byte stores a thread. ``policy`` is the ``T.GemmWarpPolicy`` by name: with two
 consumer warpgroups, ``FullRow`` gives each a 64-row slab and one ``m64n256k16``
 wgmma per k-step for 128×256 tiles, where ``Square`` splits the columns
@@ -17,10 +17,18 @@ warpgroup then loads the next tile while the consumers store this one (3-6 %
 slower than the rasterised grid on the H200, so the suite leaves it out).
 ``swizzle`` is the rasterisation panel (``T.use_swizzle``) of the
 non-persistent grid. ``threads`` counts consumer threads: TileLang adds the
-producer warpgroup (256 -> 384 launched).
+producer warpgroup (256 -> 384 launched). ``ws`` picks TileLang's schedule through its
+pass configs, annotated in the kernel (``T.annotate_pass_configs``) so that a config stays a dict of
+plain values: ``auto`` (producer/consumer warp specialisation), ``role_based``
+(``TL_ENABLE_AUTO_WARP_SPECIALIZATION``) or ``off`` (``TL_DISABLE_WARP_SPECIALIZED``: a cp.async
+pipeline, no producer warpgroup). ``split_k > 1`` cuts K into that many slices: one launch writes each
+slice's fp32 partial tile to the workspace ``W`` (an input, ``split_k x M x N``; ``gemm_inputs`` makes
+it), a second adds the partials in fp32 and rounds to fp16 once, as the unsplit kernel does (only the order
+of the additions differs).
 
-Attention. The online-softmax forward with fast math (``TL_ENABLE_FAST_MATH``,
-as TileLang's own Hopper attention examples compile it). The running maximum
+Attention. The online-softmax forward, by default with fast math (``TL_ENABLE_FAST_MATH``,
+as TileLang's own Hopper attention examples compile it; ``fast_math`` and ``ws`` are pass configs as
+for the GEMM). The running maximum
 takes the previous maximum into account before it is used, so a row of a
 causal tile that is entirely masked (``block_N < block_M``) keeps a finite
 maximum instead of giving ``exp2(-inf - -inf) = NaN``. The causal mask is only
@@ -38,20 +46,44 @@ annotations``: TileLang evaluates the ``T.Tensor(shape, ...)`` annotations.
 
 import tilelang
 import tilelang.language as T
+import torch
 
-__all__ = ["flash_attention", "matmul"]
+__all__ = ["flash_attention", "gemm_inputs", "matmul", "pass_configs"]
 
 H100_H200_SMS = 132
+REDUCE_TILE = (32, 256)  # the split-K sum: rows x columns a block adds up (256 threads, 32 values each)
+
+
+def pass_configs(ws: str = "auto", fast_math: bool | None = None) -> dict:
+    """TileLang's pass configs for a schedule (``auto``, ``role_based``, ``off``) and fast math (None: unset)."""
+    configs: dict = {}
+    if ws == "off":
+        configs[tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED.value] = True
+    elif ws == "role_based":
+        configs[tilelang.PassConfigKey.TL_ENABLE_AUTO_WARP_SPECIALIZATION.value] = "role_based"
+    elif ws != "auto":
+        raise ValueError(f"ws={ws!r}: expected 'auto', 'role_based' or 'off'")
+    if fast_math is not None:
+        configs[tilelang.PassConfigKey.TL_ENABLE_FAST_MATH.value] = fast_math
+    return configs
+
+
+def gemm_inputs(M, N, K, split_k=1, device="cuda"):
+    """Inputs of ``matmul(M, N, K, split_k=...)``: A and B uniform in [-1, 1], and the split-K workspace."""
+    a = torch.empty(M, K, dtype=torch.float16, device=device).uniform_(-1.0, 1.0)
+    b = torch.empty(K, N, dtype=torch.float16, device=device).uniform_(-1.0, 1.0)
+    return [a, b] + ([torch.empty(split_k, M, N, dtype=torch.float32, device=device)] if split_k > 1 else [])
 
 
 @tilelang.jit(out_idx=[-1])
 def matmul(
     M, N, K, block_M=128, block_N=256, block_K=64, num_stages=3, threads=256, swizzle=10,
-    policy="FullRow", epilogue="shared", persistent=False, sm_count=H100_H200_SMS,
+    policy="FullRow", epilogue="shared", persistent=False, sm_count=H100_H200_SMS, ws="auto", split_k=1,
 ):  # fmt: skip
     """``C = A @ B``: fp16 inputs, fp32 accumulation, fp16 output (knobs: the module docstring)."""
     dtype, accum_dtype = T.float16, T.float32
     warp_policy = getattr(T.GemmWarpPolicy, policy)
+    configs = pass_configs(ws)
 
     @T.macro
     def tile(A, B, C, A_shared, B_shared, C_local, C_shared, bx, by):
@@ -66,10 +98,14 @@ def matmul(
         else:
             T.copy(C_local, C[by * block_M, bx * block_N])
 
+    if split_k > 1:
+        return _matmul_split_k(M, N, K, block_M, block_N, block_K, num_stages, threads, swizzle, warp_policy, configs, split_k)
+
     if persistent:
 
         @T.prim_func
         def gemm_persistent(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+            T.annotate_pass_configs(configs)
             with T.Kernel(sm_count, threads=threads) as block:
                 A_shared = T.alloc_shared((block_M, block_K), dtype)
                 B_shared = T.alloc_shared((block_K, block_N), dtype)
@@ -82,6 +118,7 @@ def matmul(
 
     @T.prim_func
     def gemm(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        T.annotate_pass_configs(configs)
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
             A_shared = T.alloc_shared((block_M, block_K), dtype)
             B_shared = T.alloc_shared((block_K, block_N), dtype)
@@ -93,10 +130,44 @@ def matmul(
     return gemm
 
 
-@tilelang.jit(out_idx=[3], pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True})
+def _matmul_split_k(M, N, K, block_M, block_N, block_K, num_stages, threads, swizzle, warp_policy, configs, split_k):
+    """Split-K ``matmul``: each of ``split_k`` K-slices to an fp32 partial in ``W``, then one launch sums them."""
+    dtype, accum_dtype = T.float16, T.float32
+    part = K // split_k  # the space keeps K a multiple of split_k * block_K
+    rows, cols = REDUCE_TILE
+
+    @T.prim_func
+    def gemm_split_k(
+        A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), W: T.Tensor((split_k, M, N), accum_dtype), C: T.Tensor((M, N), dtype)
+    ):  # fmt: skip
+        T.annotate_pass_configs(configs)
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), split_k, threads=threads) as (bx, by, bz):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.use_swizzle(panel_size=max(swizzle, 1), enable=swizzle > 0)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(part, block_K), num_stages=num_stages):
+                T.copy(A[by * block_M, bz * part + k * block_K], A_shared)
+                T.copy(B[bz * part + k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local, policy=warp_policy)
+            for i, j in T.Parallel(block_M, block_N):
+                W[bz, by * block_M + i, bx * block_N + j] = C_local[i, j]
+        with T.Kernel(T.ceildiv(N, cols), T.ceildiv(M, rows), threads=256) as (bx, by):
+            total = T.alloc_fragment((rows, cols), accum_dtype)
+            T.clear(total)
+            for s in T.serial(split_k):
+                for i, j in T.Parallel(rows, cols):
+                    total[i, j] += W[s, by * rows + i, bx * cols + j]
+            T.copy(total, C[by * rows, bx * cols])
+
+    return gemm_split_k
+
+
+@tilelang.jit(out_idx=[3])
 def flash_attention(
     batch, heads, seq_len, dim, is_causal, block_M=128, block_N=128, num_stages=2, threads=256,
-    causal_mask="diagonal", heavy_first=True,
+    causal_mask="diagonal", heavy_first=True, ws="auto", fast_math=True,
 ):  # fmt: skip
     """Attention forward over ``[batch, seq, heads, dim]`` fp16 tensors (softmax scale ``1/sqrt(dim)``).
 
@@ -104,6 +175,7 @@ def flash_attention(
     q-tiles in order (the first version's choices: the same result, more work, a longer tail).
     """
     scale = (1.0 / dim) ** 0.5 * 1.44269504  # log2(e): exp2 instead of exp
+    configs = pass_configs(ws, fast_math)
     shape = [batch, seq_len, heads, dim]
     dtype, accum_dtype = T.float16, T.float32
 
@@ -114,6 +186,7 @@ def flash_attention(
 
     @T.prim_func
     def attention(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), V: T.Tensor(shape, dtype), Output: T.Tensor(shape, dtype)):
+        T.annotate_pass_configs(configs)
         with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=threads) as (launched, by, bz):
             # causal: the q-tile with the most key tiles starts first, so the grid ends on short blocks, not long ones
             bx = T.ceildiv(seq_len, block_M) - 1 - launched if is_causal and heavy_first else launched

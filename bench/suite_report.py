@@ -11,6 +11,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import subprocess
 from datetime import datetime, timezone
@@ -18,13 +19,14 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GOALS", "environment", "evaluate_goals", "geomean", "to_markdown", "write_results"]
+__all__ = ["GOALS", "device_slug", "environment", "evaluate_goals", "geomean", "merged", "to_markdown", "write_results"]
 
-FORMAT = 1
+FORMAT = 2
+SECTION_ORDER = ("gemm", "attention", "overhead")
 ENV_KEYS = ("device", "driver", "cuda", "nvcc", "torch", "tilelang", "python", "cpus", "date")
 GOALS = {
     "gemm": ("GEMM geomean vs torch.matmul", 1.0),
-    "attention": ("FlashAttention geomean vs SDPA", 1.1),
+    "attention": ("FlashAttention geomean vs SDPA", 1.05),  # issue 25's goal
     "overhead": ("TileLab call overhead vs direct JITKernel", 1.0),  # µs allowed above direct
 }
 _TITLES = {
@@ -106,31 +108,42 @@ def _num(value: Any, spec: str) -> str:
 def _config(config: dict | None) -> str:
     if not config:
         return "—"
-    short = {"block_M": "M", "block_N": "N", "block_K": "K", "num_stages": "stages", "threads": "thr"}
-    words = {"policy": "{}", "epilogue": "{} epilogue", "persistent": "persistent"}  # knobs that read as words
+    short = {"block_M": "M", "block_N": "N", "block_K": "K", "num_stages": "stages", "threads": "thr", "swizzle": "swz"}
+    words = {"policy": "{}", "epilogue": "{} epilogue", "persistent": "persistent", "split_k": "split-K {}",
+             "fast_math": "fast math", "heavy_first": "heavy first"}  # knobs that read as words  # fmt: skip
+    left_out = {("persistent", False), ("split_k", 1), ("ws", "auto"), ("fast_math", False), ("heavy_first", False)}
     return " ".join(
-        words[k].format(v) if k in words else f"{short.get(k, k)}={v}"
-        for k, v in config.items()
-        if not (k == "persistent" and not v)
+        words[k].format(v) if k in words else f"{short.get(k, k)}={v}" for k, v in config.items() if (k, v) not in left_out
     )
+
+
+def _checked(row: dict) -> str:
+    checked = row.get("checked")
+    if not checked:
+        return "—"
+    mark = "✅" if checked["passed"] else "❌"
+    return f"{mark} max diff {checked['max_abs_diff']:.3g}"
 
 
 def _tuned_table(rows: list[dict], section: str) -> list[str]:
     reference = "torch" if section == "gemm" else "SDPA"
     lines = [
-        f"| problem | status | configs ok | best config | TileLab ms | {reference} ms | TileLab TFLOP/s | {reference} TFLOP/s | speedup | tune s |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|",
+        f"| problem | status | space | budget | tried | timed | best config (trial, chosen by) | TileLab ms | {reference} ms "
+        f"| TileLab TFLOP/s | {reference} TFLOP/s | speedup | checked vs {reference} | s |",
+        "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---:|",
     ]
     for row in rows:
-        ok = f"{row.get('configs_ok', 0)}/{row.get('configs_total', 0)}"
         status = row["status"] + (f" ({row['note']})" if row.get("note") else "")
+        found = f" (#{row['best_trial']}, {row['best_chosen_by']})" if row.get("best_config") else ""
         lines.append(
-            f"| {row['problem']} | {status} | {ok} | {_config(row.get('best_config'))} | {_num(row.get('tilelab_ms'), '.4f')} "
-            f"| {_num(row.get('reference_ms'), '.4f')} | {_num(row.get('tilelab_tflops'), '.1f')} | {_num(row.get('reference_tflops'), '.1f')} "
-            f"| {_num(row.get('speedup'), '.3f')}{'×' if row.get('speedup') else ''} | {_num(row.get('tune_s'), '.1f')} |"
+            f"| {row['problem']} | {status} | {row.get('space', row.get('configs_total', '—'))} | {row.get('budget', '—')} "
+            f"| {row.get('configs_tried', '—')} | {row.get('benchmarked', '—')} | {_config(row.get('best_config'))}{found} "
+            f"| {_num(row.get('tilelab_ms'), '.4f')} | {_num(row.get('reference_ms'), '.4f')} | {_num(row.get('tilelab_tflops'), '.1f')} "
+            f"| {_num(row.get('reference_tflops'), '.1f')} | {_num(row.get('speedup'), '.3f')}{'×' if row.get('speedup') else ''} "
+            f"| {_checked(row)} | {_num(row.get('tune_s'), '.0f')} |"
         )
     mean = geomean([row["speedup"] for row in rows if row.get("speedup")])
-    lines.append(f"| **geomean** | | | | | | | | **{_num(mean, '.3f')}{'×' if mean else ''}** | |")
+    lines.append(f"| **geomean** | | | | | | | | | | | **{_num(mean, '.3f')}{'×' if mean else ''}** | | |")
     return lines
 
 
@@ -153,6 +166,13 @@ def _overhead_table(rows: list[dict]) -> list[str]:
     return lines
 
 
+def _run_line(section: str, run: dict, rows: list[dict]) -> str:
+    searches = sorted({row["search"] for row in rows if row.get("search")})
+    search = f"search {', '.join(searches)}; " if searches else ""
+    check = f"each config checked: {run['check']}; " if run.get("check") and section != "overhead" else ""
+    return f"{run.get('mode', '—')}, {run.get('date', '—')}; {search}{check}section budget {run['budget_s']:g} s, wall {run['wall_s']:.0f} s."
+
+
 def to_markdown(report: dict) -> str:
     """The suite's tables and goals as GitHub markdown."""
     env = report["env"]
@@ -160,12 +180,12 @@ def to_markdown(report: dict) -> str:
         "# TileLab benchmark suite",
         "",
         f"Device **{env['device']}**, driver {env['driver'] or '—'}, CUDA {env['cuda'] or '—'}, nvcc {env['nvcc'] or '—'}; "
-        f"torch {env['torch']}, tilelang {env['tilelang']}, Python {env['python']}, {env['cpus']} CPUs; {env['date']}; "
-        f"mode: {report['mode']}; suite wall time {report['wall_s']:.0f} s.",
+        f"torch {env['torch']}, tilelang {env['tilelang']}, Python {env['python']}, {env['cpus']} CPUs.",
         "",
         "Speedup = reference latency / TileLab latency (above 1 means TileLab is faster). Both sides are timed with "
-        "`tilelang.profiler.do_bench` (CUDA events, L2 flushed between calls, median). Regenerate with "
-        "`python bench/run_suite.py --out bench/results`.",
+        "`tilelang.profiler.do_bench` (CUDA events, L2 flushed between calls, median) on the same fresh inputs, after "
+        "the winner is checked against the reference on them. *tried*: configs the search compiled; *timed*: configs "
+        "benchmarked (stopped early included). Regenerate with `python bench/run_suite.py --section SECTION --budget-s SECONDS`.",
         "",
         "## Goals",
         "",
@@ -176,14 +196,40 @@ def to_markdown(report: dict) -> str:
     for section in report["sections"]:
         rows = [row for row in report["rows"] if row["section"] == section]
         lines += ["", f"## {_TITLES.get(section, 'Call overhead: a tuned 64×64×64 GEMM')}", ""]
+        lines += [_run_line(section, report["runs"].get(section, {}), rows), ""]
         lines += _overhead_table(rows) if section == "overhead" else _tuned_table(rows, section)
     return "\n".join(lines) + "\n"
 
 
+def device_slug(device: str) -> str:
+    """``h100``, ``h200``, ``cpu`` (lowering only), or the device's name in lower case with dashes."""
+    for model in ("H100", "H200"):
+        if model in device:
+            return model.lower()
+    if device.startswith("none"):
+        return "cpu"
+    return re.sub(r"[^a-z0-9]+", "-", device.lower().removeprefix("nvidia ")).strip("-") or "device"
+
+
+def merged(old: dict | None, new: dict) -> dict:
+    """``new``'s sections with ``old``'s other sections kept (rows, runs), goals evaluated over all of them."""
+    runs = dict(new["runs"])
+    rows = list(new["rows"])
+    if old is not None and old.get("format") == FORMAT:
+        runs = {**{s: run for s, run in old["runs"].items() if s not in new["runs"]}, **runs}
+        rows = [row for row in old["rows"] if row["section"] not in new["runs"]] + rows
+    sections = [s for s in SECTION_ORDER if s in runs]
+    rows.sort(key=lambda row: SECTION_ORDER.index(row["section"]))  # stable: problems keep their order
+    return {"format": FORMAT, "env": new["env"], "runs": runs, "sections": sections, "goals": evaluate_goals(rows, sections), "rows": rows}
+
+
 def write_results(out: Path, report: dict) -> tuple[Path, Path]:
-    """Write ``results.json`` and ``results.md`` into ``out`` (created if missing)."""
+    """Write ``results-<device>.json`` and ``.md`` into ``out`` (created if missing), merged with the file there."""
     out.mkdir(parents=True, exist_ok=True)
-    json_path, md_path = out / "results.json", out / "results.md"
-    json_path.write_text(json.dumps({"format": FORMAT, **report}, indent=2, default=str) + "\n")
+    stem = f"results-{device_slug(report['env']['device'])}"
+    json_path, md_path = out / f"{stem}.json", out / f"{stem}.md"
+    old = json.loads(json_path.read_text()) if json_path.is_file() else None
+    report = merged(old, report)
+    json_path.write_text(json.dumps(report, indent=2, default=str) + "\n")
     md_path.write_text(to_markdown(report))
     return json_path, md_path
