@@ -167,6 +167,7 @@ def test_rows_record_how_they_were_timed_and_their_noise_band(sweep):
         assert row.latency_min_ms <= row.noise_low_ms <= row.latency_median_ms <= row.noise_high_ms
     frame = sweep.to_pandas()
     assert {"timing", "noise_low_ms", "noise_high_ms", "first_ms"} <= set(frame.columns)
+    assert sweep.gpu_state == {"start": None, "end": None}  # no GPU clocks on the CPU
 
 
 def test_the_top_configs_are_rebenchmarked_interleaved_with_a_verdict(sweep):

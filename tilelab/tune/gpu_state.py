@@ -48,18 +48,19 @@ def _from_nvidia_smi(torch: Any, device: int) -> dict[str, float | None] | None:
     if tool is None:
         return None
     uuid = getattr(torch.cuda.get_device_properties(device), "uuid", None)
-    which = ["-i", f"GPU-{uuid}"] if uuid is not None else ["-i", str(device)]
-    try:
-        done = subprocess.run(
-            [tool, f"--query-gpu={_QUERY}", "--format=csv,noheader,nounits", *which],
-            capture_output=True, text=True, timeout=10, check=True,
-        )  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return None
-    values = [part.strip() for part in done.stdout.strip().splitlines()[0].split(",")] if done.stdout.strip() else []
-    if len(values) != len(_FIELDS):
-        return None
-    return {name: _number(value) for name, value in zip(_FIELDS, values, strict=True)}
+    # By UUID: CUDA_VISIBLE_DEVICES renumbers devices, nvidia-smi does not; the index is the fallback.
+    for which in ([f"GPU-{uuid}"] if uuid is not None else []) + [str(device)]:
+        try:
+            done = subprocess.run(
+                [tool, f"--query-gpu={_QUERY}", "--format=csv,noheader,nounits", "-i", which],
+                capture_output=True, text=True, timeout=10, check=True,
+            )  # fmt: skip
+        except (OSError, subprocess.SubprocessError):
+            continue
+        values = [part.strip() for part in done.stdout.strip().splitlines()[0].split(",")] if done.stdout.strip() else []
+        if len(values) == len(_FIELDS):
+            return {name: _number(value) for name, value in zip(_FIELDS, values, strict=True)}
+    return None
 
 
 def _number(text: str) -> float | None:

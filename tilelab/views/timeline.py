@@ -22,12 +22,12 @@ ROW_LIMIT = 80
 PHASE_COLOURS = {
     "queued": "var(--jp-layout-color3,#d0d7de)",
     "compiling": "var(--jp-brand-color1,#0969da)",
-    "compiled": "var(--jp-brand-color3,#9ec5f8)",
+    "compiled": "var(--jp-brand-color2,#64b5f6)",
     "waiting": "var(--jp-warn-color2,#e3b341)",
-    "checking": "var(--jp-success-color2,#7ee2a8)",
+    "checking": "var(--jp-success-color2,#81c784)",
     "benchmarking": "var(--jp-success-color1,#2da44e)",
-    "confirming": "var(--jp-error-color2,#ff8182)",
-    "rebenchmarking": "var(--jp-accent-color1,#8250df)",
+    "confirming": "var(--jp-error-color2,#e57373)",
+    "rebenchmarking": "var(--jp-info-color0,#006064)",
 }
 _FONT = "font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:11px"
 _TEXT = "fill:var(--jp-ui-font-color1,#1f2328)"
