@@ -231,6 +231,14 @@ def test_a_budget_no_config_outlasted_was_not_reached():
     assert result.coverage() == "2 of 2 configs (100 %)"
 
 
+def test_the_tune_line_takes_a_wall_clock_budget():
+    from tilelab.tune.api import tune_from_line
+
+    result = tune_from_line("tune scale_add block=32,64 --budget 3m --workers 1 --db ':memory:'", {"scale_add": scale_add})
+
+    assert result.budget_s == 180.0 and not result.budget_reached and result.done == 2
+
+
 @pytest.mark.parametrize(("written", "seconds"), [("90s", 90), ("3m", 180), ("3min", 180), ("1h30m", 5400), ("500ms", 0.5), ("2.5 min", 150)])
 def test_budget_durations_read_as_seconds(written, seconds):
     assert duration_of(written) == pytest.approx(seconds)
