@@ -45,6 +45,7 @@ __all__ = [
     "bench_config",
     "measure",
     "prepare",
+    "release_buffers",
     "spread_of",
 ]
 
@@ -108,10 +109,26 @@ def _cpu_sampler(call: Callable[[], Any]) -> Callable[[int], list[float]]:
     return samples
 
 
+_flush_buffers: dict[str, Any] = {}  # one L2 flush buffer per device, shared by the configs a sweep keeps prepared
+
+
+def _flush_buffer(device: Any) -> Any:
+    import torch
+
+    if str(device) not in _flush_buffers:
+        _flush_buffers[str(device)] = torch.empty(_FLUSH_BYTES // 4, dtype=torch.int, device=device)
+    return _flush_buffers[str(device)]
+
+
+def release_buffers() -> None:
+    """Free the L2 flush buffers (the end of a sweep: 256 MB of device memory each)."""
+    _flush_buffers.clear()
+
+
 def _gpu_sampler(call: Callable[[], Any], device: Any) -> Callable[[int], list[float]]:
     import torch
 
-    flush = torch.empty(_FLUSH_BYTES // 4, dtype=torch.int, device=device)
+    flush = _flush_buffer(device)
 
     def samples(count: int) -> list[float]:
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(count)]

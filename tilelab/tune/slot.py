@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from tilelab.tune.bench import BenchOutcome, Prepared, measure, prepare
+from tilelab.tune.bench import BenchOutcome, Prepared, measure, prepare, release_buffers
 from tilelab.tune.noise import Rebenched, interleaved, suspicious
 from tilelab.tune.result import TuneRow, throughput
 
@@ -113,5 +113,6 @@ class BenchSlot:
                 self.timeline.leave(index)
 
     def release(self) -> None:
-        """Drop the kept kernels and inputs (the sweep is over)."""
+        """Drop the kept kernels, their inputs and the flush buffer (the sweep is over)."""
         self.kept.clear()
+        release_buffers()
