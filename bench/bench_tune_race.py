@@ -21,6 +21,7 @@ how long after that call its first compile starts is the warm pool's figure.
     python bench/bench_tune_race.py --tilelang ~/tilelang            # GPU: all three spaces
     python bench/bench_tune_race.py --space gemm-fp16-36              # one space (merged into the JSON)
     python bench/bench_tune_race.py --smoke --out /tmp/race.json      # CPU, a minute: the same code paths
+    python bench/bench_tune_race.py --merge a.json b.json             # one report of separate runs
 
 Goals: wall ratio <= 0.10 on every space; best within 1 %; second sweep's first compile within 0.5 s.
 Writes bench/results/tune_race.json: ``device``, ``spaces: [{name, configs, wall_ratio, best_ratio,
@@ -90,7 +91,7 @@ def race(name: str, tilelang_path: str | None) -> Race:
     if name == "gqa-example-16":
         if not tilelang_path:
             raise SystemExit("gqa-example-16 needs --tilelang PATH (a checkout of tile-ai/tilelang)")
-        example = Path(tilelang_path).expanduser() / GQA_EXAMPLE
+        example = _example(Path(tilelang_path).expanduser())
         sys.path.insert(0, str(example.parent))  # compile workers import it by name, as this process does
         module = importlib.import_module(example.stem)
         return Race(name, module.flashattn.jit_impl, (1, 64, 4096, 128, False), {"groups": 16}, _grid(WIDE), (10, 10))
@@ -99,6 +100,14 @@ def race(name: str, tilelang_path: str | None) -> Race:
 
         return Race(name, scale_add, (4096,), {}, _grid({"block": [16, 32, 64, 128]}), (5, 20), target="c")
     raise SystemExit(f"unknown space {name!r}")
+
+
+def _example(path: Path) -> Path:
+    """The GQA example under ``path``: a checkout of tile-ai/tilelang, its ``examples`` folder, or the file itself."""
+    for candidate in (path, path / GQA_EXAMPLE, path / GQA_EXAMPLE.relative_to("examples")):
+        if candidate.is_file():
+            return candidate
+    raise SystemExit(f"--tilelang {path}: no {GQA_EXAMPLE} there (pass a checkout of tile-ai/tilelang)")
 
 
 # -- the children ------------------------------------------------------------------------------------------------
@@ -233,6 +242,19 @@ def _goals(spaces: list[dict]) -> dict:
     return {"targets": GOALS, "met": met, "second_sweep_first_compile_s": second}
 
 
+def _merged(reports: list[dict]) -> dict:
+    """One report of the spaces of ``reports`` (a later run of a space replaces an earlier one), goals recomputed."""
+    devices = sorted({report["device"] for report in reports})
+    spaces = {space["name"]: space for report in reports for space in report["spaces"]}
+    merged = {"device": " + ".join(devices), "cpus": reports[-1].get("cpus"), "spaces": list(spaces.values())}
+    return {**merged, **_goals(merged["spaces"])}
+
+
+def _write(path: Path, report: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2, default=str))
+
+
 def _device(smoke: bool) -> str:
     import torch
 
@@ -248,8 +270,12 @@ def main() -> None:
     parser.add_argument("--space", action="append", help="a space to race (default: all three; --smoke: cpu-scale-add)")
     parser.add_argument("--tilelang", help="a checkout of tile-ai/tilelang (for gqa-example-16)")
     parser.add_argument("--smoke", action="store_true", help="a CPU space, both tools, in a minute (tests run this)")
+    parser.add_argument("--merge", nargs="+", type=Path, metavar="JSON", help="combine reports of separate runs into --out")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "tune_race.json")
     options = parser.parse_args()
+    if options.merge:
+        _write(options.out, _merged([json.loads(path.read_text()) for path in options.merge]))
+        return
     if options.child:
         space = race(options.space[0], options.tilelang)
         runs = {"tilelab": run_tilelab, "tilelang": run_tilelang}
@@ -257,14 +283,10 @@ def main() -> None:
         print(json.dumps(report, default=str))
         return
     names = options.space or (["cpu-scale-add"] if options.smoke else ["gemm-fp16-36", "flash-attention-16", "gqa-example-16"])
-    earlier = json.loads(options.out.read_text()) if options.out.is_file() and options.space else {}
-    spaces = {s["name"]: s for s in earlier.get("spaces", [])}
-    for name in names:
-        spaces[name] = race_space(name, options)
-    report = {"device": _device(options.smoke), "cpus": os.cpu_count(), "spaces": list(spaces.values())}
-    report.update(_goals(report["spaces"]))
-    options.out.parent.mkdir(parents=True, exist_ok=True)
-    options.out.write_text(json.dumps(report, indent=2, default=str))
+    earlier = [json.loads(options.out.read_text())] if options.out.is_file() and options.space else []
+    spaces = [race_space(name, options) for name in names]
+    report = _merged([*earlier, {"device": _device(options.smoke), "cpus": os.cpu_count(), "spaces": spaces}])
+    _write(options.out, report)
     for entry in report["spaces"]:
         print(f"{entry['name']}: wall ratio {entry.get('wall_ratio', float('nan')):.3f}, best ratio "
               f"{entry.get('best_ratio', float('nan')):.4f}; {entry.get('timeline_summary')}")  # fmt: skip

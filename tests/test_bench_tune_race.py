@@ -49,3 +49,20 @@ def test_smoke_race_says_where_tilelabs_time_went_and_how_fast_a_second_sweep_st
     assert report["second_sweep_first_compile_s"] == tilelab["second_sweep_first_compile_s"] > 0
     assert set(report["met"]) == {"wall_ratio", "best_ratio", "second_sweep_first_compile_s"}
     assert "second sweep's first compile after" in stdout
+
+
+def test_reports_of_separate_runs_merge_with_the_later_run_of_a_space_winning():
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_tune_race
+
+    def space(name, wall_ratio, second_s):
+        return {"name": name, "wall_ratio": wall_ratio, "best_ratio": 1.0, "tilelab": {"second_sweep_first_compile_s": second_s}}
+
+    first = {"device": "NVIDIA H100 80GB HBM3", "cpus": 16, "spaces": [space("gemm", 0.2, 0.1), space("attention", 0.09, 0.2)]}
+    second = {"device": "NVIDIA H100 80GB HBM3", "cpus": 16, "spaces": [space("gemm", 0.08, 0.3)]}
+
+    merged = bench_tune_race._merged([first, second])
+
+    assert [(s["name"], s["wall_ratio"]) for s in merged["spaces"]] == [("gemm", 0.08), ("attention", 0.09)]
+    assert merged["met"] == {"wall_ratio": True, "best_ratio": True, "second_sweep_first_compile_s": True}
+    assert merged["second_sweep_first_compile_s"] == 0.3 and merged["device"] == "NVIDIA H100 80GB HBM3"
