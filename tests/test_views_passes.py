@@ -128,3 +128,25 @@ def test_a_snapshot_diff_is_cut_after_its_line_budget_and_says_so():
     (diff,) = tree.find_all("pre", data_tilelab="diff")
     assert len(diff.all_text().splitlines()) == 10
     assert "more diff lines in the live view" in tree.all_text()
+
+
+def test_a_whitespace_only_change_counts_the_same_in_the_pass_list_the_diff_header_and_the_run_summary():
+    from dataclasses import replace
+
+    from tilelab.changes import record_changes
+    from tilelab.diffs import pass_change
+
+    before = "for i in range(4):\n    A[i] = B[i]\n"
+    after = "for i in range(4):\n        A[i] = B[i]  \n"  # re-indented, trailing spaces
+    changed, added, removed = pass_change(before, after)  # what the recorder stores on the pass row
+    record = sample_record()
+    passes = (replace(record.passes[0], ir=before), replace(record.passes[1], ir=after, changed=changed, added=added, removed=removed))
+    first = replace(record, passes=passes, source=replace(record.source, device=before))
+    second = replace(first, source=replace(record.source, device=after))
+
+    header = pass_diff(passes, 1)
+    summary = record_changes(first, second)
+
+    assert changed and (added, removed) == (header["added"], header["removed"]) == (0, 0)
+    assert (summary.cuda_added, summary.cuda_removed) == (0, 0)
+    assert diff_html(before, after) == "<p>Only whitespace changed.</p>"

@@ -8,133 +8,128 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tilelab.records import KernelRecord, PassRecord
 
-__all__ = [
-    "DiffLine",
-    "Hunk",
-    "align_passes",
-    "count_changes",
-    "diff_lines",
-    "ir_at",
-    "line_runs",
-    "only_in",
-    "side_by_side",
-    "word_diff",
-]
+__all__ = ["LineDiff", "align_passes", "count_changes", "ir_at", "only_in", "pass_change", "unified_rows"]
 
-_WORD = re.compile(r"\w+|\s+|[^\w\s]")
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+SIMILAR = 0.5  # lines of a replaced block at least this alike (difflib ratio) get word-level marks
 
 
-@dataclass(frozen=True)
-class DiffLine:
-    """One line of a unified diff: ``kind`` is ' ', '+' or '-'."""
-
-    kind: str
-    text: str
-    old_line: int | None  # 1-based line in the old text
-    new_line: int | None  # 1-based line in the new text
+def _key(line: str, ignore_whitespace: bool) -> str:
+    return " ".join(line.split()) if ignore_whitespace else line.rstrip("\n")
 
 
-@dataclass(frozen=True)
-class Hunk:
-    old_start: int
-    new_start: int
-    lines: tuple[DiffLine, ...]
+class LineDiff:
+    """The line diff of two texts: the one rule for what changed, and how many lines.
 
+    With ``ignore_whitespace`` (the default everywhere: the pass list, the diff's header, the
+    run-to-run summary, the snapshot) lines that differ only in spaces count as the same.
+    """
 
-def _split(text: str) -> list[str]:
-    return text.splitlines()
+    def __init__(self, before: str, after: str, ignore_whitespace: bool = True) -> None:
+        self.old, self.new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+        self.ignore_whitespace = ignore_whitespace
+        self.matcher = difflib.SequenceMatcher(
+            None, [_key(x, ignore_whitespace) for x in self.old], [_key(x, ignore_whitespace) for x in self.new],
+            autojunk=False,
+        )  # fmt: skip
+        self.opcodes = [op for op in self.matcher.get_opcodes() if op[0] != "equal"]
+        self.added = sum(j2 - j1 for _, _, _, j1, j2 in self.opcodes)
+        self.removed = sum(i2 - i1 for _, i1, i2, _, _ in self.opcodes)
+
+    def changed_lines(self, side: str) -> set[int]:
+        """1-based line numbers changed on ``side`` ("a": before, "b": after)."""
+        if side == "a":
+            return {i + 1 for _, i1, i2, _, _ in self.opcodes for i in range(i1, i2)}
+        return {j + 1 for _, _, _, j1, j2 in self.opcodes for j in range(j1, j2)}
+
+    def ranges(self) -> list[tuple[int, int, int, int]]:
+        """Changed ``(fromA, toA, fromB, toB)`` character ranges: whole lines, or words inside the lines paired
+        in a replaced block."""
+        starts_a, starts_b = _line_starts(self.old), _line_starts(self.new)
+        found: list[tuple[int, int, int, int]] = []
+        for tag, i1, i2, j1, j2 in self.opcodes:
+            paired = min(i2 - i1, j2 - j1) if tag == "replace" else 0
+            for k in range(paired):
+                base_a, base_b = starts_a[i1 + k], starts_b[j1 + k]
+                found += [
+                    (base_a + fa, base_a + ta, base_b + fb, base_b + tb)
+                    for fa, ta, fb, tb in _word_changes(self.old[i1 + k], self.new[j1 + k], self.ignore_whitespace)
+                ]
+            if i1 + paired < i2 or j1 + paired < j2:
+                found.append((starts_a[i1 + paired], starts_a[i2], starts_b[j1 + paired], starts_b[j2]))
+        return found
 
 
 def count_changes(before: str, after: str) -> tuple[int, int]:
-    """(lines added, lines removed) going from ``before`` to ``after``."""
+    """(lines added, lines removed) going from ``before`` to ``after``, whitespace-only differences ignored."""
     if before == after:
         return 0, 0
-    added = removed = 0
-    matcher = difflib.SequenceMatcher(None, _split(before), _split(after), autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag in ("replace", "delete"):
-            removed += i2 - i1
-        if tag in ("replace", "insert"):
-            added += j2 - j1
-    return added, removed
+    diff = LineDiff(before, after)
+    return diff.added, diff.removed
 
 
-def diff_lines(before: str, after: str, context: int = 3) -> list[Hunk]:
-    """Unified-diff hunks from ``before`` to ``after``."""
-    old, new = _split(before), _split(after)
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    hunks = []
-    for group in matcher.get_grouped_opcodes(context):
-        lines: list[DiffLine] = []
+def pass_change(before: str | None, after: str) -> tuple[bool, int, int]:
+    """(changed, lines added, lines removed) of a pass whose IR went from ``before`` (None: the first pass) to
+    ``after``: any change to the text counts as changed, and a whitespace-only one as +0 −0."""
+    if before is None:
+        return True, after.count("\n") + 1, 0
+    return (after != before, *count_changes(before, after))
+
+
+def unified_rows(before: str, after: str, context: int = 2) -> list[tuple[str, str]]:
+    """A unified diff by the same rule as :class:`LineDiff`: ``(kind, line)`` rows, kind one of
+    ``"@"`` (a hunk header), ``" "``, ``"-"``, ``"+"``; no rows when only whitespace changed."""
+    diff = LineDiff(before, after)
+    old = [line.rstrip("\n") for line in diff.old]
+    new = [line.rstrip("\n") for line in diff.new]
+    rows: list[tuple[str, str]] = []
+    for group in diff.matcher.get_grouped_opcodes(context):
+        rows.append(("@", f"@@ -{group[0][1] + 1} +{group[0][3] + 1} @@"))
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
-                lines += [DiffLine(" ", old[i], i + 1, j1 + (i - i1) + 1) for i in range(i1, i2)]
+                rows += [(" ", line) for line in new[j1:j2]]
                 continue
-            lines += [DiffLine("-", old[i], i + 1, None) for i in range(i1, i2)]
-            lines += [DiffLine("+", new[j], None, j + 1) for j in range(j1, j2)]
-        hunks.append(Hunk(group[0][1] + 1, group[0][3] + 1, tuple(lines)))
-    return hunks
-
-
-def word_diff(old_line: str, new_line: str) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
-    """Token runs of two lines, each flagged True where it differs from the other line."""
-    old, new = _WORD.findall(old_line), _WORD.findall(new_line)
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    old_runs: list[tuple[str, bool]] = []
-    new_runs: list[tuple[str, bool]] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if i2 > i1:
-            old_runs.append(("".join(old[i1:i2]), tag != "equal"))
-        if j2 > j1:
-            new_runs.append(("".join(new[j1:j2]), tag != "equal"))
-    return old_runs, new_runs
-
-
-def line_runs(lines: tuple[DiffLine, ...] | list[DiffLine]) -> list[list[tuple[str, bool]]]:
-    """Word runs for each line of a hunk: a removed block is paired line by line with the added block after it."""
-    runs: list[list[tuple[str, bool]]] = [[(line.text, line.kind != " ")] for line in lines]
-    i = 0
-    while i < len(lines):
-        if lines[i].kind != "-":
-            i += 1
-            continue
-        start = i
-        while i < len(lines) and lines[i].kind == "-":
-            i += 1
-        added = i
-        while i < len(lines) and lines[i].kind == "+":
-            i += 1
-        for old, new in zip(range(start, added), range(added, i), strict=False):
-            runs[old], runs[new] = word_diff(lines[old].text, lines[new].text)
-    return runs
-
-
-def side_by_side(lines: tuple[DiffLine, ...] | list[DiffLine]) -> list[tuple[int | None, int | None]]:
-    """Rows of a two-column diff as (index into ``lines`` or None, same) for the old and new side."""
-    rows: list[tuple[int | None, int | None]] = []
-    i = 0
-    while i < len(lines):
-        if lines[i].kind == " ":
-            rows.append((i, i))
-            i += 1
-            continue
-        removed = []
-        while i < len(lines) and lines[i].kind == "-":
-            removed.append(i)
-            i += 1
-        added = []
-        while i < len(lines) and lines[i].kind == "+":
-            added.append(i)
-            i += 1
-        for k in range(max(len(removed), len(added))):
-            rows.append((removed[k] if k < len(removed) else None, added[k] if k < len(added) else None))
+            rows += [("-", line) for line in old[i1:i2]]
+            rows += [("+", line) for line in new[j1:j2]]
     return rows
+
+
+def _line_starts(lines: list[str]) -> list[int]:
+    starts, at = [], 0
+    for line in lines:
+        starts.append(at)
+        at += len(line)
+    starts.append(at)
+    return starts
+
+
+def _word_changes(old: str, new: str, ignore_whitespace: bool) -> list[tuple[int, int, int, int]]:
+    """Changed character ranges between two lines, word by word."""
+    a = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(old.rstrip("\n"))]
+    b = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(new.rstrip("\n"))]
+    if ignore_whitespace:
+        a = [t for t in a if not t[2].isspace()]
+        b = [t for t in b if not t[2].isspace()]
+    matcher = difflib.SequenceMatcher(None, [t[2] for t in a], [t[2] for t in b], autojunk=False)
+    if a and b and matcher.ratio() < SIMILAR:
+        # Barely alike: one change over both lines reads better than a scatter of word marks.
+        return [(a[0][0], a[-1][1], b[0][0], b[-1][1])]
+    found = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        from_a = a[i1][0] if i1 < len(a) else (a[-1][1] if a else 0)
+        to_a = a[i2 - 1][1] if i2 > i1 else from_a
+        from_b = b[j1][0] if j1 < len(b) else (b[-1][1] if b else 0)
+        to_b = b[j2 - 1][1] if j2 > j1 else from_b
+        found.append((from_a, to_a, from_b, to_b))
+    return found
+
 
 def ir_at(passes: Sequence[PassRecord], position: int) -> str:
     """The IR after the pass at ``position`` (an unchanged pass may store no text: take the last one stored)."""

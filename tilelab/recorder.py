@@ -16,7 +16,7 @@ import uuid
 from contextlib import contextmanager
 from typing import Any
 
-from tilelab.diffs import count_changes
+from tilelab.diffs import pass_change
 from tilelab.layouts import layouts_of_module
 from tilelab.records import LayoutRecord, PassRecord
 
@@ -65,13 +65,13 @@ class PassRecorder:
         seconds = time.perf_counter() - started
         digest = tvm.ir.structural_hash(mod)
         ir = self._last_ir if digest == self._last_hash else str(mod.script())
-        added, removed = count_changes(self._last_ir, ir) if self.passes else (ir.count("\n") + 1, 0)
+        changed, added, removed = pass_change(self._last_ir if self.passes else None, ir)
         self.passes.append(
             PassRecord(
                 index=len(self.passes),
                 name=event.name,
                 ir=ir,
-                changed=bool(added or removed),
+                changed=changed,
                 added=added,
                 removed=removed,
                 seconds=seconds,

@@ -7,12 +7,11 @@ whitespace-only differences.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 from typing import Any
 
-from tilelab.diffs import ir_at
+from tilelab.diffs import LineDiff, ir_at
 from tilelab.records import PassRecord
 
 __all__ = [
@@ -26,9 +25,7 @@ __all__ = [
     "search_passes",
 ]
 
-_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 MAX_HITS = 200
-SIMILAR = 0.5  # lines of a replaced block at least this alike (difflib ratio) get word-level marks
 
 
 def pass_rows(passes: Sequence[PassRecord]) -> list[dict[str, Any]]:
@@ -78,78 +75,21 @@ def _utf16(text: str) -> list[int] | None:
     return offsets
 
 
-def _line_starts(lines: list[str]) -> list[int]:
-    starts, at = [], 0
-    for line in lines:
-        starts.append(at)
-        at += len(line)
-    starts.append(at)
-    return starts
-
-
-def _key(line: str, ignore_whitespace: bool) -> str:
-    return " ".join(line.split()) if ignore_whitespace else line.rstrip("\n")
-
-
-def _word_changes(old: str, new: str, ignore_whitespace: bool) -> list[tuple[int, int, int, int]]:
-    """Changed character ranges between two lines, word by word."""
-    a = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(old.rstrip("\n"))]
-    b = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(new.rstrip("\n"))]
-    if ignore_whitespace:
-        a = [t for t in a if not t[2].isspace()]
-        b = [t for t in b if not t[2].isspace()]
-    found = []
-    matcher = difflib.SequenceMatcher(None, [t[2] for t in a], [t[2] for t in b], autojunk=False)
-    if a and b and matcher.ratio() < SIMILAR:
-        # Barely alike: one change over both lines reads better than a scatter of word marks.
-        return [(a[0][0], a[-1][1], b[0][0], b[-1][1])]
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        from_a = a[i1][0] if i1 < len(a) else (a[-1][1] if a else 0)
-        to_a = a[i2 - 1][1] if i2 > i1 else from_a
-        from_b = b[j1][0] if j1 < len(b) else (b[-1][1] if b else 0)
-        to_b = b[j2 - 1][1] if j2 > j1 else from_b
-        found.append((from_a, to_a, from_b, to_b))
-    return found
-
-
 class DiffData:
-    """A line diff of two texts: changed ranges for CodeMirror and the changed line counts."""
+    """A :class:`~tilelab.diffs.LineDiff` as CodeMirror takes it: ranges in UTF-16 offsets (JavaScript's)."""
 
     def __init__(self, before: str, after: str, ignore_whitespace: bool = True) -> None:
-        old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
         self.before, self.after = before, after
-        matcher = difflib.SequenceMatcher(
-            None, [_key(x, ignore_whitespace) for x in old], [_key(x, ignore_whitespace) for x in new], autojunk=False
-        )
-        self.opcodes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
-        self.added = sum(j2 - j1 for _, _, _, j1, j2 in self.opcodes)
-        self.removed = sum(i2 - i1 for _, i1, i2, _, _ in self.opcodes)
-        self._old, self._new, self._ignore = old, new, ignore_whitespace
+        self.diff = LineDiff(before, after, ignore_whitespace)
+        self.added, self.removed = self.diff.added, self.diff.removed
 
     def changes(self) -> list[list[int]]:
         """``[fromA, toA, fromB, toB]`` ranges: whole lines, or words inside lines paired in a replaced block."""
-        old, new = self._old, self._new
-        starts_a, starts_b = _line_starts(old), _line_starts(new)
-        ranges: list[tuple[int, int, int, int]] = []
-        for tag, i1, i2, j1, j2 in self.opcodes:
-            paired = min(i2 - i1, j2 - j1) if tag == "replace" else 0
-            for k in range(paired):
-                base_a, base_b = starts_a[i1 + k], starts_b[j1 + k]
-                ranges += [
-                    (base_a + fa, base_a + ta, base_b + fb, base_b + tb)
-                    for fa, ta, fb, tb in _word_changes(old[i1 + k], new[j1 + k], self._ignore)
-                ]
-            if i1 + paired < i2 or j1 + paired < j2:
-                ranges.append((starts_a[i1 + paired], starts_a[i2], starts_b[j1 + paired], starts_b[j2]))
-        return _in_utf16(ranges, self.before, self.after)
+        return _in_utf16(self.diff.ranges(), self.before, self.after)
 
     def changed_lines(self, side: str) -> set[int]:
         """1-based line numbers changed on ``side`` ("a": before, "b": after)."""
-        if side == "a":
-            return {i + 1 for _, i1, i2, _, _ in self.opcodes for i in range(i1, i2)}
-        return {j + 1 for _, _, _, j1, j2 in self.opcodes for j in range(j1, j2)}
+        return self.diff.changed_lines(side)
 
 
 def _in_utf16(ranges: list[tuple[int, int, int, int]], before: str, after: str) -> list[list[int]]:

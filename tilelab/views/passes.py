@@ -8,13 +8,13 @@ saved notebook stays small.
 
 from __future__ import annotations
 
-import difflib
 import itertools
 from collections.abc import Sequence
 from typing import Any
 
+from tilelab.diffs import unified_rows
 from tilelab.records import KernelRecord, PassRecord
-from tilelab.views._passdata import _key, ir_at, pass_diff, position_of, search_passes
+from tilelab.views._passdata import ir_at, pass_diff, position_of, search_passes
 from tilelab.views.html import MONO, details, escape
 
 __all__ = ["MAX_DIFF_LINES", "MAX_LINE_CHARS", "PassesData", "diff_html", "passes_html"]
@@ -65,18 +65,8 @@ def diff_html(before: str, after: str, max_lines: int | None = MAX_DIFF_LINES, c
     Lines longer than :data:`MAX_LINE_CHARS` are cut too: the snapshot shows
     what changed; the live view has the whole text.
     """
-    old = [line if line.endswith("\n") else line + "\n" for line in before.splitlines()]
-    new = [line if line.endswith("\n") else line + "\n" for line in after.splitlines()]
-    matcher = difflib.SequenceMatcher(None, [_key(x, True) for x in old], [_key(x, True) for x in new], autojunk=False)
-    rows: list[tuple[str, str]] = []  # (style, line) in display order
-    for group in matcher.get_grouped_opcodes(context):
-        rows.append((_HUNK, f"@@ -{group[0][1] + 1} +{group[0][3] + 1} @@\n"))
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                rows += [("", " " + line) for line in new[j1:j2]]
-                continue
-            rows += [(_DEL, "-" + line) for line in old[i1:i2]]
-            rows += [(_ADD, "+" + line) for line in new[j1:j2]]
+    styles = {"@": _HUNK, " ": "", "-": _DEL, "+": _ADD}
+    rows = [(styles[kind], (kind if kind != "@" else "") + line + "\n") for kind, line in unified_rows(before, after, context)]
     if not rows:
         return "<p>Only whitespace changed.</p>"
     shown = rows if max_lines is None else rows[:max_lines]
