@@ -130,6 +130,37 @@ def test_loading_the_extension_in_a_jupyter_kernel_starts_the_compile_workers_ah
     assert len(session_pool().idle()) == 1
 
 
+POOL_SCRIPT = """
+import sys
+sys.path.insert(0, {tests!r})
+import tilelab
+from tilelab.tune.pool import session_pool
+from tune_kernels import scale_add
+tilelab.tune(scale_add, block=tilelab.choices([32]), db=":memory:", workers=1, rebench=0)
+print(*session_pool().idle(), flush=True)
+"""
+
+
+def test_pooled_workers_end_with_the_interpreter_that_started_them():
+    done = subprocess.run([sys.executable, "-c", POOL_SCRIPT.format(tests=str(TESTS))], capture_output=True, text=True, timeout=300)
+    pooled = [int(pid) for pid in done.stdout.split()]
+
+    assert done.returncode == 0 and len(pooled) == 1, done.stderr[-2000:]
+    for _ in range(100):  # killed at exit; a worker whose parent vanished exits within a second by itself
+        if not any(_running(pid) for pid in pooled):
+            break
+        time.sleep(0.1)
+    assert not any(_running(pid) for pid in pooled)
+
+
+def _running(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    try:
+        return "State:\tZ" not in status.read_text()  # a zombie has exited
+    except OSError:
+        return False
+
+
 def test_an_interrupt_kills_a_hung_compile_and_leaves_only_idle_workers_in_the_pool():
     from tune_kernels import HANG_BLOCK
 
