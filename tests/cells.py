@@ -25,3 +25,29 @@ def matmul(M={size}, N={size}, K={size}, block_M={block}, block_N={block}, block
             T.copy(C_local, C[by * block_M, bx * block_N])
     return gemm
 '''
+
+
+def softmax_cell(magic: str | None = None) -> str:
+    """A row softmax over fp32 rows (``T.reduce_max`` then ``T.reduce_sum``); ``magic`` prepends a ``%%tilelang`` line."""
+    header = f"%%tilelang {magic}\n" if magic is not None else "\n"
+    return header + """import tilelang
+import tilelang.language as T
+
+@tilelang.jit(out_idx=[-1])
+def softmax(M=8192, N=1024, block_M=4, threads=128):
+    @T.prim_func
+    def main(X: T.Tensor((M, N), T.float32), Y: T.Tensor((M, N), T.float32)):
+        with T.Kernel(T.ceildiv(M, block_M), threads=threads) as bx:
+            X_local = T.alloc_fragment((block_M, N), T.float32)
+            row_max = T.alloc_fragment((block_M,), T.float32)
+            row_sum = T.alloc_fragment((block_M,), T.float32)
+            T.copy(X[bx * block_M, 0], X_local)
+            T.reduce_max(X_local, row_max, dim=1)
+            for i, j in T.Parallel(block_M, N):
+                X_local[i, j] = T.exp(X_local[i, j] - row_max[i])
+            T.reduce_sum(X_local, row_sum, dim=1)
+            for i, j in T.Parallel(block_M, N):
+                X_local[i, j] = X_local[i, j] / row_sum[i]
+            T.copy(X_local, Y[bx * block_M, 0])
+    return main
+"""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cells import gemm_cell
+from cells import gemm_cell, softmax_cell
 from htmlcheck import parse
 
 from tilelab.records import Status
@@ -82,28 +82,7 @@ def test_a_views_bundle_names_its_widget_and_the_kernel_session_that_made_it(ip)
     assert "data-tilelab='explorer'" in bundle["text/html"]  # what a reopened notebook shows
 
 
-SOFTMAX = f'''%%tilelang {MAGIC}
-import tilelang
-import tilelang.language as T
-
-@tilelang.jit(out_idx=[-1])
-def softmax(M=8192, N=1024, block_M=4, threads=128):
-    @T.prim_func
-    def main(X: T.Tensor((M, N), T.float32), Y: T.Tensor((M, N), T.float32)):
-        with T.Kernel(T.ceildiv(M, block_M), threads=threads) as bx:
-            X_local = T.alloc_fragment((block_M, N), T.float32)
-            row_max = T.alloc_fragment((block_M,), T.float32)
-            row_sum = T.alloc_fragment((block_M,), T.float32)
-            T.copy(X[bx * block_M, 0], X_local)
-            T.reduce_max(X_local, row_max, dim=1)
-            for i, j in T.Parallel(block_M, N):
-                X_local[i, j] = T.exp(X_local[i, j] - row_max[i])
-            T.reduce_sum(X_local, row_sum, dim=1)
-            for i, j in T.Parallel(block_M, N):
-                X_local[i, j] = X_local[i, j] / row_sum[i]
-            T.copy(X_local, Y[bx * block_M, 0])
-    return main
-'''
+SOFTMAX = softmax_cell(magic=MAGIC)
 
 
 def reduce_block(cuda: list[str], template: str) -> range:
@@ -130,3 +109,131 @@ def test_every_cuda_line_of_a_reduce_links_to_its_cell_line(ip):
         assert len(block) >= 6  # the thread-local loop, the barrier, the AllReduce and the braces
         cell_line = editor_line(SOFTMAX, op)
         assert {n: links.cuda_to_cell.get(n) for n in block} == dict.fromkeys(block, cell_line)
+
+
+class RunChangedMidRead:
+    """A tuning run whose first summary fails as a dict read while a sweep's thread adds a row does."""
+
+    id = "run-1"
+    running = True
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def summary(self) -> dict:
+        self.reads += 1
+        if self.reads == 1:
+            raise RuntimeError("dictionary changed size during iteration")
+        return {"name": "scale_add", "done": 3, "total": 8}
+
+
+def test_the_panel_bridge_reads_a_run_again_that_a_sweep_changed_under_it():
+    from tilelab.bridge import PROTOCOL_VERSION, BridgeSession
+    from tilelab.registry import Registry
+
+    registry, sent = Registry(), []
+    run = RunChangedMidRead()
+    registry.track_tuning(run)
+    run.reads = 0  # the panel's read below is the one that meets the change
+
+    BridgeSession(sent.append, registry).handle({"v": PROTOCOL_VERSION, "type": "list"})
+
+    (summary,) = sent[-1]["tuning"]
+    assert (summary["id"], summary["done"], summary["total"]) == ("run-1", 3, 8)
+
+
+def panel_state(registry) -> dict[str, dict]:
+    """The record summaries a subscribed panel holds after the bridge's list and every push since."""
+    from tilelab.bridge import PROTOCOL_VERSION, BridgeSession
+
+    sent: list[dict] = []
+    BridgeSession(sent.append, registry).handle({"v": PROTOCOL_VERSION, "type": "subscribe"})
+    return {summary["id"]: summary for summary in sent[-1]["records"]}, sent
+
+
+def followed(sent: list[dict], held: dict[str, dict]) -> dict[str, dict]:
+    for message in sent:
+        if message["type"] == "update" and message["kind"] == "record":
+            held[message["summary"]["id"]] = message["summary"]
+    return held
+
+
+def test_of_two_failed_runs_only_the_later_is_current_in_the_panel():
+    from sample_records import failed_record
+
+    from tilelab.registry import Registry
+
+    registry = Registry()
+    first, second = failed_record(), failed_record()
+    registry.add(first)
+    held, sent = panel_state(registry)
+    before = len(sent)
+    registry.add(second)
+
+    held = followed(sent[before:], held)
+    assert [summary["current"] for summary in (held[first.id], held[second.id])] == [False, True]
+
+
+def test_a_cache_hit_of_an_earlier_run_makes_it_the_current_run_and_machine_code_arriving_does_not(ip):
+    from tilelab.registry import default_registry
+
+    quiet = f"{MAGIC} --no-show --no-machine-code"
+    run_cell(ip, gemm_cell(block=128, magic=quiet))
+    earlier = ip.user_ns["matmul_record"]
+    run_cell(ip, gemm_cell(block=64, magic=quiet))
+    later = ip.user_ns["matmul_record"]
+    registry = default_registry()
+
+    run_cell(ip, gemm_cell(block=128, magic=quiet))  # the first cell again: a cache hit of the earlier run
+    held, _ = panel_state(registry)
+    assert ip.user_ns["matmul_record"].from_cache
+    assert held[earlier.id]["current"] and not held[later.id]["current"]
+    assert held[earlier.id]["run"] < held[later.id]["run"]  # run numbers follow the compiles
+
+    registry.update(later)  # the later run's machine code arriving in the background: it stays where it is
+    held, _ = panel_state(registry)
+    assert held[earlier.id]["current"] and not held[later.id]["current"]
+
+
+def test_a_run_after_a_failed_one_is_compared_with_the_last_run_that_compiled(ip):
+    from tilelab.registry import default_registry
+    from tilelab.runs import since_last_run
+
+    quiet = f"{MAGIC} --no-show --no-machine-code"
+    run_cell(ip, gemm_cell(block=128, stages=2, magic=quiet))
+    run_cell(ip, MISSPELLED_GEMM.replace(MAGIC, quiet, 1))
+    failed = ip.user_ns["matmul_record"]
+    run_cell(ip, gemm_cell(block=128, stages=1, magic=quiet))
+    compiled = ip.user_ns["matmul_record"]
+
+    assert "failed" in since_last_run(default_registry(), failed).text()
+    since = since_last_run(default_registry(), compiled)
+    assert since.against == since.run - 2 and "(the runs between failed)" in since.text()
+
+
+def test_two_tuning_runs_of_one_kernel_are_told_apart_in_the_panel():
+    from tilelab.bridge import PROTOCOL_VERSION, BridgeSession
+    from tilelab.registry import Registry
+    from tilelab.tune.result import TuneResult
+
+    registry, sent = Registry(), []
+    for n in (1 << 16, 1 << 17):
+        registry.track_tuning(TuneResult("scale_add", ({"block": 64},), ("block", "chunk"), "cpu: <b>EPYC</b>", fixed={"N": n}))
+
+    BridgeSession(sent.append, registry).handle({"v": PROTOCOL_VERSION, "type": "list"})
+
+    details = [run["detail"] for run in sent[-1]["tuning"]]
+    assert details == ["N=65536 · block × chunk · grid · cpu: <b>EPYC</b>", "N=131072 · block × chunk · grid · cpu: <b>EPYC</b>"]
+
+
+def test_a_lowering_only_sweep_says_what_it_lowered_for_not_on_none():
+    from tilelab.targets import resolve_target
+    from tilelab.tune.result import TuneResult
+    from tilelab.views.tuning import TuningView
+
+    choice = resolve_target("sm_90", None)
+    lowered = TuneResult("matmul", ({"block_M": 64},), ("block_M",), "none (lowered for sm_90)", choice=choice, runnable=False)
+
+    header = TuningView(lowered).progress_html()
+
+    assert "matmul</b> lowered for sm_90 (no device)" in header and "on none" not in header

@@ -52,8 +52,11 @@ A record summary is :meth:`KernelRecord.summary` plus ``target``,
 ``best_latency_ms`` (the best latency of a finished tuning run of the same
 kernel name, or ``null``), ``created`` (when the compile finished, seconds
 since the epoch), ``run`` (its number among the runs of its kernel name, from
-1) and ``current`` (whether it is the newest run of its name). A tuning
-summary is the run's ``summary()``.
+1) and ``current`` (whether it is the run of its name shown last: the
+newest compile, or an earlier run shown again from the cell cache). A tuning
+summary is the run's ``summary()`` plus ``detail`` (one line of what tells
+it from the other runs of its kernel: fixed arguments, swept names, search,
+device).
 A message of an unknown type, a ``comm_msg`` without data, a ``seq`` that is
 not an integer or a ``v`` that is not the integer 2 is answered with an
 ``error`` (a bad ``seq`` is not echoed). Whatever of the request an error
@@ -81,6 +84,7 @@ _log = logging.getLogger(__name__)
 _KINDS = ("record", "tuning")
 _ECHO_LIMIT = 200  # characters of a request repeated in a reply or the log
 _MAX_SEQ = 2**53 - 1  # the panel's numbers are JavaScript's: larger integers lose precision
+_READS = 5  # tries at reading a tuning run a sweep is changing on another thread
 
 # The open panels' sessions by comm id, so that unregister can stop their pushes
 # (a comm closed from the kernel side gets no close callback). Weak: the comm owns them.
@@ -250,7 +254,10 @@ class BridgeSession:
         if event == "clear":
             self._reply(self._list({}))
         elif event == "record":
-            self._reply({"type": "update", "kind": "record", "summary": self._record_summary(item)})
+            # Every run of its name: "current" (the one shown last) may have moved off another run.
+            for record in self._registry.records():
+                if record.name == item.name:
+                    self._reply({"type": "update", "kind": "record", "summary": self._record_summary(record)})
         elif event == "tuning":
             run = _tuning_summary(item)
             self._reply({"type": "update", "kind": "tuning", "summary": run})
@@ -277,13 +284,14 @@ class BridgeSession:
         ]
         ids = [run.id for run in same_name]
         number = ids.index(record.id) + 1 if record.id in ids else len(ids) + 1
+        shown_last = self._registry.latest(record.name)
         return {
             **record.summary(),
             "target": record.target,
             "best_latency_ms": min(latencies, default=None),
             "created": getattr(record, "created", 0.0),
             "run": number,
-            "current": bool(ids) and ids[-1] == record.id,
+            "current": shown_last is not None and shown_last.id == record.id,
         }
 
 
@@ -339,9 +347,29 @@ def _is_number(value: Any) -> bool:
 
 
 def _tuning_summary(run: Any) -> dict:
-    summary = dict(run.summary())
+    # The panel's requests arrive on a kernel subshell's thread while a sweep adds rows on the main
+    # thread: a summary read mid-insert fails with "dictionary changed size"; the next read sees it whole.
+    for attempt in range(_READS):
+        try:
+            summary = dict(run.summary())
+            break
+        except RuntimeError:
+            if attempt == _READS - 1:
+                raise
     summary.setdefault("id", run.id)
+    summary.setdefault("detail", _tuning_detail(run))
     return summary
+
+
+def _tuning_detail(run: Any) -> str:
+    """What tells a run from the others of its kernel: ``N=65536 · block × chunk · optuna (tpe), budget 8 · cpu``."""
+    fixed = getattr(run, "fixed", None) or {}
+    parts = [", ".join(f"{key}={value!r}" for key, value in list(fixed.items())[:6])]
+    parts.append(" × ".join(str(name) for name in getattr(run, "swept", ()) or ()))
+    search = getattr(run, "search", None)
+    parts.append(search.describe() if callable(getattr(search, "describe", None)) else "grid")
+    parts.append(str(getattr(run, "device", "") or ""))
+    return _clip(" · ".join(part for part in parts if part))
 
 
 def _snapshot_html(item: Any, kind: str) -> str:

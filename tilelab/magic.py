@@ -279,7 +279,7 @@ class TileLangMagics(Magics):
 
     def _replace(self, finished: KernelRecord, cell_key: str) -> None:
         """``finished`` (same id as a shown record) replaces it in the registry, the cell's cache and the namespace."""
-        self.registry.add(finished)
+        self.registry.update(finished)  # where it stands: a later run stays the current one
         cached = self._cache.get(cell_key)
         if cached is not None:
             cached.records[:] = [finished if r.id == finished.id else r for r in cached.records]

@@ -51,6 +51,13 @@ class Bounded(OrderedDict):
         self.move_to_end(key)
         return super().__getitem__(key)
 
+    def replace(self, key: Any, value: Any) -> None:
+        """Set ``key`` to ``value`` where it stands (a new key comes in as the newest)."""
+        if key in self:
+            super().__setitem__(key, value)
+        else:
+            self[key] = value
+
 
 class TuningRun(Protocol):
     """What the registry needs of a tuning run (``tilelab.tune.result.TuneResult``)."""
@@ -75,8 +82,16 @@ class Registry:
         return self._records.limit
 
     def add(self, record: KernelRecord) -> KernelRecord:
+        """Add ``record`` as the newest shown (a cache hit of an earlier run is shown again: it becomes the newest)."""
         with self._lock:
             self._records[record.id] = record
+        self._notify("record", record)
+        return record
+
+    def update(self, record: KernelRecord) -> KernelRecord:
+        """Replace the record of ``record``'s id where it stands (its machine code or profile arrived later)."""
+        with self._lock:
+            self._records.replace(record.id, record)
         self._notify("record", record)
         return record
 
@@ -91,7 +106,7 @@ class Registry:
             return list(self._records.values())
 
     def latest(self, name: str) -> KernelRecord | None:
-        """The newest record of the kernel called ``name``."""
+        """The record of the kernel called ``name`` shown last (its current run)."""
         with self._lock:
             for record in reversed(self._records.values()):
                 if record.name == name:

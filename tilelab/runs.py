@@ -51,27 +51,40 @@ def pick_runs(registry: Any, name: str, numbers: list[str]) -> tuple[KernelRecor
 
 @dataclass(frozen=True)
 class SinceLastRun:
-    """What changed from the previous run of a kernel to this one."""
+    """What changed from the previous run of a kernel that compiled to this one."""
 
     name: str
     run: int  # this run's number
-    changes: RecordChanges | None  # None: the first run of this name
-    why: WhyRecompiled | None = None  # which components of TileLang's cache key changed (None: the first run)
+    changes: RecordChanges | None  # None: no earlier run compiled, or this one failed
+    why: WhyRecompiled | None = None  # which components of TileLang's cache key changed (None: nothing to compare)
+    against: int | None = None  # the run compared with: the last earlier one that compiled
+    failed: bool = False  # this run failed: there is nothing to compare
 
     def text(self) -> str:
+        if self.failed:
+            return f"{self.name}: run {self.run} failed (its error is above); earlier runs are unchanged"
         if self.changes is None:
-            return f"{self.name}: run 1 (first run in this session)"
-        return f"{self.name}: run {self.run} vs run {self.run - 1}: {self.changes.headline()}"
+            first = "first run" if self.run == 1 else "first run that compiled"
+            return f"{self.name}: run {self.run} ({first} in this session)"
+        skipped = "" if self.against == self.run - 1 else " (the runs between failed)"
+        return f"{self.name}: run {self.run} vs run {self.against}{skipped}: {self.changes.headline()}"
 
 
 def since_last_run(registry: Any, record: KernelRecord) -> SinceLastRun:
-    """This record against the previous run of the same kernel (both must be in the registry)."""
+    """This record against the last earlier run of the same kernel that compiled (both in the registry).
+
+    A failed run is compared with nothing, and nothing is compared with a failed run: a
+    failure has no passes or code, so a comparison would count everything as removed.
+    """
     runs = runs_of(registry, record.name)
     position = next((i for i, run in enumerate(runs) if run.id == record.id), len(runs))
-    previous = runs[position - 1] if position > 0 else None
-    if previous is None:
+    if not record.ok:
+        return SinceLastRun(record.name, position + 1, None, failed=True)
+    earlier = [(number, run) for number, run in enumerate(runs[:position], start=1) if run.ok]
+    if not earlier:
         return SinceLastRun(record.name, position + 1, None)
-    return SinceLastRun(record.name, position + 1, record_changes(previous, record), why(previous, record))
+    number, previous = earlier[-1]
+    return SinceLastRun(record.name, position + 1, record_changes(previous, record), why(previous, record), against=number)
 
 
 def why_of_runs(registry: Any, name: str, numbers: list[str]) -> WhyRecompiled:

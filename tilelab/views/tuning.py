@@ -120,7 +120,7 @@ class TuningView(BundleView):
             bars.append(("benchmarked", r.benchmarked + cached, _OK))
         bars.append(("failed", r.num_errors, _ERROR))
         parts = [
-            f"<div style='{_BOX}'><b>{html.escape(r.kernel_name)}</b> on {html.escape(r.device)}: "
+            f"<div style='{_BOX}'><b>{html.escape(r.kernel_name)}</b> {html.escape(_where(r))}: "
             f"{r.done}/{r.total} configs, <span data-tilelab='tuning-state'>{_state(r)}</span></div>"
         ]
         for label, count, colour in bars:
@@ -271,3 +271,12 @@ class TuningView(BundleView):
         self._pivot.value = self.pivot_html()
         self._table.value = self.rows_html()
         self._timeline.value = timeline_html(self.result)
+
+
+def _where(result: Any) -> str:
+    """``on NVIDIA H200`` for a run that ran, ``lowered for sm_90 (no device)`` for a lowering-only one."""
+    device = str(result.device or "")
+    if result.runnable and device:
+        return f"on {device}"
+    arch = getattr(result.choice, "arch", None)
+    return f"lowered for {arch} (no device)" if arch else "lowered only (no device)"
