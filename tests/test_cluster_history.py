@@ -11,7 +11,8 @@ from tune_kernels import kernel_module
 
 import tilelab
 from tilelab.tune.result import TuneRow, TuneStatus
-from tilelab.tune.store import _ADDED_IN_3, SCHEMA_VERSION, RunKey, TuningStore
+from tilelab.tune.store import SCHEMA_VERSION, RunKey, TuningStore
+from tilelab.tune.store.schema import ADDED_IN_3
 
 KEY = RunKey.of("scale_add", "def scale_add(): ...", "{}", '{"kind": "c"}', "cpu: test")
 
@@ -44,14 +45,12 @@ def test_a_sweep_named_by_tilelab_db_stores_its_rows_in_postgres_and_a_rerun_rea
 
 
 def test_postgres_and_sqlite_histories_have_the_same_columns_and_values(url, tmp_path):
-    from tilelab.tune.store_postgres import PostgresStore
-
     rows = [
         TuneRow(0, {"block": 32}, TuneStatus.OK, latency_ms=0.0123456789, gbps=12.5, compile_s=0.6, bench_s=0.2, repetitions=50),
         TuneRow(1, {"block": 0}, TuneStatus.COMPILE_ERROR, error="Divide by zero (100% sure?)", compile_s=0.1),
     ]
     frames = []
-    for store in (PostgresStore(url), TuningStore(tmp_path / "history.db")):
+    for store in (TuningStore(url), TuningStore(tmp_path / "history.db")):
         for row in rows:
             store.write(KEY, "run-1", row, "0.1.15", 60.0)
         frames.append(store.frame().drop(columns=["id", "created"]))
@@ -62,29 +61,25 @@ def test_postgres_and_sqlite_histories_have_the_same_columns_and_values(url, tmp
 
 
 def test_a_second_format_postgres_history_is_migrated_by_the_same_migrations(url):
-    from tilelab.tune.store_postgres import PostgresStore
-
-    PostgresStore(url).write(KEY, "old-run", TuneRow(0, {"block": 32}, TuneStatus.OK, latency_ms=0.5), "0.1.15", 60.0)
-    for name, _ in _ADDED_IN_3:  # back to format 2
+    TuningStore(url).write(KEY, "old-run", TuneRow(0, {"block": 32}, TuneStatus.OK, latency_ms=0.5), "0.1.15", 60.0)
+    for name, _ in ADDED_IN_3:  # back to format 2
         _sql(url, f"ALTER TABLE tuning_rows DROP COLUMN {name}")
     _sql(url, "UPDATE tilelab_format SET version = 2")
 
-    measured = PostgresStore(url).measured(KEY)
+    measured = TuningStore(url).measured(KEY)
 
     assert _sql(url, "SELECT version FROM tilelab_format") == [(SCHEMA_VERSION,)]
     columns = {name for (name,) in _sql(url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'tuning_rows'")}
-    assert {name for name, _ in _ADDED_IN_3} <= columns
+    assert {name for name, _ in ADDED_IN_3} <= columns
     assert measured['{"block": 32}'].row.latency_ms == 0.5
 
 
 def test_a_third_format_postgres_history_gains_the_roofline_column(url):
-    from tilelab.tune.store_postgres import PostgresStore
-
-    PostgresStore(url).write(KEY, "old-run", TuneRow(0, {"block": 48}, TuneStatus.OK, latency_ms=0.5), "0.1.15", 60.0)
+    TuningStore(url).write(KEY, "old-run", TuneRow(0, {"block": 48}, TuneStatus.OK, latency_ms=0.5), "0.1.15", 60.0)
     _sql(url, "ALTER TABLE tuning_rows DROP COLUMN roofline_ms")  # back to format 3
     _sql(url, "UPDATE tilelab_format SET version = 3")
 
-    measured = PostgresStore(url).measured(KEY)
+    measured = TuningStore(url).measured(KEY)
 
     assert _sql(url, "SELECT version FROM tilelab_format") == [(SCHEMA_VERSION,)]
     columns = {name for (name,) in _sql(url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'tuning_rows'")}
@@ -92,16 +87,14 @@ def test_a_third_format_postgres_history_gains_the_roofline_column(url):
 
 
 def test_a_first_format_postgres_history_gets_its_time_limits_and_crashes_back(url):
-    from tilelab.tune.store_postgres import PostgresStore
-
-    store = PostgresStore(url)
+    store = TuningStore(url)
     store.write(KEY, "old-run", TuneRow(0, {"block": 96}, TuneStatus.TIMEOUT, "compile did not finish within 60 s; the worker was killed"))
     store.write(KEY, "old-run", TuneRow(1, {"block": 8}, TuneStatus.COMPILE_ERROR, "compile worker died (exit code -9)"))
-    for name in ("timeout_s", *(name for name, _ in _ADDED_IN_3)):  # back to format 1
+    for name in ("timeout_s", *(name for name, _ in ADDED_IN_3)):  # back to format 1
         _sql(url, f"ALTER TABLE tuning_rows DROP COLUMN {name}")
     _sql(url, "UPDATE tilelab_format SET version = 1")
 
-    PostgresStore(url)
+    TuningStore(url)
 
     stored = _sql(url, "SELECT config, status, timeout_s FROM tuning_rows ORDER BY id")
     assert stored == [('{"block": 96}', "timeout", 60.0), ('{"block": 8}', "crashed", None)]
@@ -118,9 +111,7 @@ def marked(tmp_path):
 
 
 def _newer(url: str) -> str:
-    from tilelab.tune.store_postgres import PostgresStore
-
-    PostgresStore(url)
+    TuningStore(url)
     _sql(url, "UPDATE tilelab_format SET version = 99")
     return url
 
@@ -167,13 +158,11 @@ def test_reading_the_history_of_an_empty_postgres_database_creates_nothing(url):
 
 
 def test_hosts_opening_a_new_postgres_history_at_once_create_it_once(url):
-    from tilelab.tune.store_postgres import PostgresStore
-
     failures: list[BaseException] = []
 
     def open_store() -> None:
         try:
-            PostgresStore(url).write(KEY, f"run-{threading.get_ident()}", TuneRow(0, {"block": 32}, TuneStatus.OK, latency_ms=1.0))
+            TuningStore(url).write(KEY, f"run-{threading.get_ident()}", TuneRow(0, {"block": 32}, TuneStatus.OK, latency_ms=1.0))
         except BaseException as exc:  # collected for the assertion below
             failures.append(exc)
 
@@ -189,7 +178,7 @@ def test_hosts_opening_a_new_postgres_history_at_once_create_it_once(url):
 
 
 def test_a_password_never_reaches_a_message():
-    from tilelab.tune.store_postgres import redacted
+    from tilelab.tune.store.connect import redacted
 
     assert redacted("postgresql://ann:pa%40ss@db.example:5432/tuning") == "postgresql://ann@db.example:5432/tuning"
     assert redacted("postgresql://db.example/tuning") == "postgresql://db.example/tuning"

@@ -218,11 +218,11 @@ def test_a_history_of_the_first_format_is_migrated_and_its_rows_used(history):
 
 
 def test_a_history_of_the_second_format_gains_the_new_columns_and_keeps_its_rows(history):
-    from tilelab.tune.store import _ADDED_IN_3, _ADDED_IN_4
+    from tilelab.tune.store.schema import ADDED_IN_3, ADDED_IN_4
 
     db, first = history
     with sqlite3.connect(db) as conn:  # back to format 2: no spread, re-benchmark, machine-code, search or roofline columns
-        for name, _ in (*_ADDED_IN_3, *_ADDED_IN_4):
+        for name, _ in (*ADDED_IN_3, *ADDED_IN_4):
             conn.execute(f"ALTER TABLE tuning_rows DROP COLUMN {name}")
         conn.execute("PRAGMA user_version = 2")
 
@@ -234,7 +234,7 @@ def test_a_history_of_the_second_format_gains_the_new_columns_and_keeps_its_rows
     assert again.rows[3].repetitions >= 1 and again.rows[3].chosen_by == "grid"
     assert _sql(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
     columns = {column[1] for column in _sql(db, "PRAGMA table_info(tuning_rows)")}
-    assert {name for name, _ in _ADDED_IN_3} <= columns
+    assert {name for name, _ in ADDED_IN_3} <= columns
     assert _sql(db, "SELECT repetitions FROM tuning_rows WHERE json_extract(config, '$.block') = 128") == [(again.rows[3].repetitions,)]
 
 
