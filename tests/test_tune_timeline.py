@@ -130,6 +130,19 @@ def test_loading_the_extension_in_a_jupyter_kernel_starts_the_compile_workers_ah
     assert len(session_pool().idle()) == 1
 
 
+def test_a_worker_that_compiled_many_configs_is_let_go_instead_of_pooled():
+    from tilelab.tune.pool import RECYCLE_AFTER, Pool, Worker
+
+    pool, fresh, worn = Pool(), Worker(), Worker()
+    worn.compiles = RECYCLE_AFTER  # TileLang keeps what it compiled in memory: a long-lived worker only grows
+
+    pool.give_back([fresh, worn])
+
+    assert pool.idle() == [fresh.proc.pid] and worn.proc.poll() is not None
+    pool.shutdown()
+    assert pool.idle() == [] and fresh.proc.poll() is not None
+
+
 POOL_SCRIPT = """
 import sys
 sys.path.insert(0, {tests!r})

@@ -14,7 +14,8 @@ ahead by ``%load_ext tilelab`` (in a Jupyter kernel) and by the first
 A worker is reused only under the environment it was started with, as far
 as compiles can tell (:data:`_COMPILE_ENV`: TileLang's and TVM's variables such
 as ``TILELANG_CACHE_DIR``, CUDA's, the paths; they are read at import). A worker that was compiling when its sweep ended early (an interrupt,
-a timeout) is killed, never pooled.
+a timeout) is killed, never pooled, and so is one that has compiled
+:data:`RECYCLE_AFTER` configs (TileLang keeps what it compiled in memory).
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ from pathlib import Path
 
 from tilelab.tune.worker import write_message
 
-__all__ = ["Pool", "Worker", "pool_limit", "session_pool"]
+__all__ = ["RECYCLE_AFTER", "Pool", "Worker", "pool_limit", "session_pool"]
+
+RECYCLE_AFTER = 256  # configs a worker compiles before the pool lets it go
 
 
 _COMPILE_ENV = re.compile(r"^(TILELANG_|TILELAB_|TVM_|CUDA|NVCC|NVIDIA_|PYTHON|LD_|OMP_|CC$|CXX$|PATH$|HOME$|TMPDIR$)")
@@ -77,6 +80,7 @@ class Worker:
         self.ready = False  # the current sweep's kernel is loaded
         self.job: tuple[int, dict, float] | None = None  # index, config, started (monotonic)
         self.lane = ""
+        self.compiles = 0
         if setup is not None:
             self.load(setup)
 
@@ -94,6 +98,7 @@ class Worker:
     def send(self, index: int, config: dict) -> None:
         write_message(self.requests, ("compile", index, config))
         self.job = (index, config, time.monotonic())
+        self.compiles += 1
 
     def log_tail(self, limit: int = 600) -> str:
         self.log.seek(0)
@@ -147,8 +152,8 @@ class Pool:
         return matching, count - len(matching)
 
     def give_back(self, workers: list[Worker]) -> None:
-        """Keep the idle, running ``workers`` (up to the limit); stop the rest."""
-        keep = [w for w in workers if w.job is None and w.running()]
+        """Keep the idle, running ``workers`` (up to the limit, none past :data:`RECYCLE_AFTER`); stop the rest."""
+        keep = [w for w in workers if w.job is None and w.running() and w.compiles < RECYCLE_AFTER]
         with self._lock:
             self._prune()
             room = max(0, pool_limit() - len(self._idle))
