@@ -360,7 +360,7 @@ def session(ip):
 @pytest.mark.parametrize(
     ("line", "says"),
     [
-        ("tune scale_add block='64", "quotation"),
+        ("tune scale_add block='64", "unbalanced quote in \"block='64\""),
         ("tune scale_add block=32,64 where='blok > 0'", "'blok' is not a swept parameter"),
         ("tune scale_add block=32,64 where='block // 0'", "ZeroDivisionError"),
         ("tune scale_add block=32 %%%", "'%%%'"),
