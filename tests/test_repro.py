@@ -59,9 +59,11 @@ def bad_gemm(M=128):
 
 
 def run_reproducer(path: Path, cache: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TILELANG_CACHE_DIR": str(cache)}
-    env.pop("PYTHONPATH", None)
-    return subprocess.run([sys.executable, "-I", "-c", WITHOUT_TILELAB.format(path=str(path))], cwd=path.parent, env=env,
+    # A fresh interpreter where ``import tilelab`` fails (the snippet blocks it), and no path leads to this
+    # checkout; where tilelang itself comes from PYTHONPATH (the GPU machine's bundle), that path stays.
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and not (Path(p) / "tilelab").exists()]
+    env = {**os.environ, "TILELANG_CACHE_DIR": str(cache), "PYTHONPATH": os.pathsep.join(paths)}
+    return subprocess.run([sys.executable, "-s", "-c", WITHOUT_TILELAB.format(path=str(path))], cwd=path.parent, env=env,
                           capture_output=True, text=True, timeout=300)  # fmt: skip
 
 
