@@ -273,6 +273,8 @@ def main() -> None:
     parser.add_argument("--merge", nargs="+", type=Path, metavar="JSON", help="combine reports of separate runs into --out")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "tune_race.json")
     options = parser.parse_args()
+    if options.tilelang:  # the children run elsewhere: a relative path would not find the checkout
+        options.tilelang = str(Path(options.tilelang).resolve())
     if options.merge:
         _write(options.out, _merged([json.loads(path.read_text()) for path in options.merge]))
         return
