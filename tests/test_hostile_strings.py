@@ -188,9 +188,9 @@ def test_the_pivot_table_frame_renders_inert():
 def test_the_live_tuning_widget_is_inert():
     view = TuningView(hostile_result())
 
-    values = html_widget_values(view.widget)  # progress, heat map, rows
+    values = html_widget_values(view.widget)  # progress, heat map, rows, timeline
 
-    assert len(values) == 3
+    assert len(values) == 4
     for value in values:
         assert_inert(value)
     assert any(f"ptxas: {LINE}" in html.unescape(v) for v in values)

@@ -134,5 +134,6 @@ def test_without_nvcc_a_config_compiles_with_empty_columns_and_one_note(monkeypa
 
     status, error, _, columns, notes = _compile(setup, gemm, {"block_M": 64, "block_N": 64})
 
-    assert (status, error, list(columns)) == ("ok", None, ["roofline_ms"])  # the static roofline needs no nvcc
+    assert (status, error, columns["roofline_ms"] > 0) == ("ok", None, True)  # the static roofline needs no nvcc
+    assert not {"registers", "spills", "shared_bytes", "occupancy"} & set(columns)  # what nvcc's ptxas would give
     assert notes == [NVCC_MISSING]

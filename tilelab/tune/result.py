@@ -401,7 +401,8 @@ class TuneResult:
 
 
 _NOT_ERRORS = (TuneStatus.OK, TuneStatus.COMPILED, TuneStatus.PRUNED)
-_REPRODUCIBLE_FAILURES = (TuneStatus.COMPILE_ERROR, TuneStatus.RUN_ERROR, TuneStatus.MISMATCH, TuneStatus.CANNOT_LAUNCH)
+# A config over the arch's limits is a fact of its resources, said in its row: nothing to reproduce.
+_REPRODUCIBLE_FAILURES = (TuneStatus.COMPILE_ERROR, TuneStatus.RUN_ERROR, TuneStatus.MISMATCH)
 
 
 def _escape(text: Any) -> str:
