@@ -1,12 +1,15 @@
 /**
  * TileLab's JupyterLab plugin: a right-side panel listing the kernels compiled
- * and the tuning runs of the active notebook's kernel.
+ * and the tuning runs of the active notebook's kernel; in notebooks, TileLab
+ * views that fall back to their snapshot and links from a view to a cell line.
  */
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { INotebookTracker } from '@jupyterlab/notebook';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 
+import { followLineLinks, keepOpenedClean } from './cells';
+import { useViewRenderer } from './fallback';
 import { TileLabPanel } from './panel';
 
 const OPEN_PANEL = 'tilelab:open-panel';
@@ -38,6 +41,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
     if (restorer !== null) {
       restorer.add(panel, panel.id);
     }
+    // Every notebook: saved views show their snapshot once their kernel is gone, line links reach the
+    // editor, and opening it does not mark it modified.
+    // A widget extension runs as each notebook is created, before its file is read.
+    app.docRegistry.addWidgetExtension('Notebook', {
+      createNew: (notebook: NotebookPanel): void => {
+        useViewRenderer(notebook);
+        followLineLinks(notebook);
+        keepOpenedClean(notebook);
+      }
+    });
     app.commands.addCommand(OPEN_PANEL, {
       label: trans.__('TileLab Panel'),
       caption: trans.__('Show the kernels and tuning runs of the active notebook'),

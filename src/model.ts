@@ -4,8 +4,10 @@
  *
  * The kernel owns the state; this model only mirrors it. When the comm cannot
  * be opened (TileLab not loaded in the kernel, or a restart dropped it), the
- * model says so and tries again each time the kernel becomes idle, so running
- * `%load_ext tilelab` is enough to fill the panel.
+ * model says so and tries again each time a cell finishes, so running
+ * `%load_ext tilelab` is enough to fill the panel. The comm talks to a kernel
+ * subshell where the kernel has them, so the panel follows a cell (a tune)
+ * while it runs.
  */
 
 import type { ISessionContext } from '@jupyterlab/apputils';
@@ -53,6 +55,9 @@ interface IPending {
   resolve: (reply: Reply) => void;
   reject: (error: Error) => void;
 }
+
+/** How long a comm waits for its kernel subshell before it opens on the main shell. */
+const SUBSHELL_WAIT_MS = 5000;
 
 const EMPTY: IPanelState = {
   phase: 'no-notebook',
@@ -153,6 +158,7 @@ export class TileLabModel {
     }
     context.kernelChanged.connect(this._onKernelChanged, this);
     context.statusChanged.connect(this._onStatusChanged, this);
+    context.iopubMessage.connect(this._onIopub, this);
     context.propertyChanged.connect(this._onPropertyChanged, this);
     this._setState({ ...EMPTY, phase: 'no-kernel', notebook: context.path || null });
     this._connect();
@@ -163,6 +169,7 @@ export class TileLabModel {
     if (context !== null) {
       context.kernelChanged.disconnect(this._onKernelChanged, this);
       context.statusChanged.disconnect(this._onStatusChanged, this);
+      context.iopubMessage.disconnect(this._onIopub, this);
       context.propertyChanged.disconnect(this._onPropertyChanged, this);
     }
     this._context = null;
@@ -185,13 +192,36 @@ export class TileLabModel {
   }
 
   private _onStatusChanged(_: ISessionContext, status: Kernel.Status): void {
-    if (status === 'restarting' || status === 'autorestarting' || status === 'dead') {
-      // A restart disposes the kernel's comms without a comm_close.
+    if (status === 'restarting' || status === 'autorestarting' || status === 'dead' || status === 'unknown') {
+      // A restart disposes the kernel's comms without a comm_close (and the old kernel may still go idle
+      // once after 'restarting': a try then is lost with it, and the new kernel's idle tries again).
+      if (this._state.phase !== 'no-kernel' || this._hasComm()) {
+        this._dropComm();
+        this._setState({ ...this._state, phase: 'no-kernel', records: [], tuning: [] });
+      }
+    } else if (status === 'idle' && this._state.phase === 'no-kernel') {
       this._dropComm();
-      this._setState({ ...this._state, phase: 'no-kernel', records: [], tuning: [] });
-    } else if (status === 'idle' && (this._comm === null || this._comm.isDisposed)) {
+      this._connect(); // the (re)started kernel: one try, which finds TileLab loaded or not
+    }
+  }
+
+  /**
+   * Try again when a cell finishes (it may have run `%load_ext tilelab`). Only then: the kernel also
+   * goes idle after each of our own attempts (and after creating or deleting the comm's subshell),
+   * and retrying on those would never stop.
+   */
+  private _onIopub(_: ISessionContext, message: KernelMessage.IMessage): void {
+    const finished =
+      message.header.msg_type === 'status' &&
+      (message.content as { execution_state?: string }).execution_state === 'idle' &&
+      (message.parent_header as { msg_type?: string }).msg_type === 'execute_request';
+    if (finished && !this._hasComm() && this._state.phase !== 'incompatible') {
       this._connect();
     }
+  }
+
+  private _hasComm(): boolean {
+    return this._comm !== null && !this._comm.isDisposed;
   }
 
   private _connect(): void {
@@ -210,21 +240,73 @@ export class TileLabModel {
     if (this._state.phase !== 'ready') {
       this._setState({ ...this._state, phase: 'connecting' });
     }
-    const future = comm.open(envelope({ type: 'hello' }));
-    void future.done.catch(() => this._onClosed(comm));
+    void this._open(kernel, comm);
+  }
+
+  /**
+   * Open `comm` with a hello. JupyterLab sends a comm's messages over a kernel subshell when the
+   * kernel has them (ipykernel 7): the kernel then answers while a cell runs, so a running tune
+   * fills the panel as it goes. Opened before its subshell exists, the comm would wait in the main
+   * shell's queue behind that cell.
+   */
+  private async _open(kernel: Kernel.IKernelConnection, comm: Kernel.IComm): Promise<void> {
+    const started = (comm as { subshellStarted?: Promise<void> }).subshellStarted;
+    const subshell = async (): Promise<void> => {
+      await kernel.info;
+      if (kernel.supportsSubshells && String(comm.commsOverSubshells) !== 'disabled' && started !== undefined) {
+        await started;
+      }
+    };
+    let timer = 0;
+    // A subshell asked for while the kernel restarts may never come: then the main shell, after a while.
+    const late = new Promise<void>(resolve => (timer = window.setTimeout(resolve, SUBSHELL_WAIT_MS)));
+    try {
+      await Promise.race([subshell(), late]);
+    } catch {
+      // No subshell after all: the main shell answers once it is idle.
+    } finally {
+      window.clearTimeout(timer);
+    }
+    if (comm.isDisposed) {
+      return;
+    }
+    if (comm !== this._comm) {
+      comm.dispose(); // dropped while it waited for its subshell, never opened
+      return;
+    }
+    try {
+      this._opened.add(comm);
+      void comm.open(envelope({ type: 'hello' })).done.catch(() => this._onClosed(comm));
+    } catch {
+      this._onClosed(comm); // the kernel went away meanwhile
+    }
   }
 
   private _dropComm(): void {
     const comm = this._comm;
     this._comm = null;
     this._rejectPending('the connection to the kernel closed');
-    if (comm !== null && !comm.isDisposed) {
-      try {
-        void comm.close().done.catch(() => undefined);
-      } catch {
-        // The kernel is gone already: the comm cannot send its close.
-        comm.dispose();
-      }
+    if (comm === null || comm.isDisposed) {
+      return;
+    }
+    if (!this._opened.has(comm)) {
+      comm.dispose(); // never opened: the kernel does not know it
+    } else if (!this._answered.has(comm)) {
+      // Opened, not yet answered: the kernel's answer is on its way (a close where TileLab is not loaded).
+      // Closing now would leave that answer for a comm the page no longer knows ("Comm not found").
+      comm.onClose = () => undefined;
+      comm.onMsg = () => this._close(comm); // TileLab answered after all: now close it
+    } else {
+      this._close(comm);
+    }
+  }
+
+  private _close(comm: Kernel.IComm): void {
+    try {
+      void comm.close().done.catch(() => undefined);
+    } catch {
+      // The kernel is gone already: the comm cannot send its close.
+      comm.dispose();
     }
   }
 
@@ -261,6 +343,7 @@ export class TileLabModel {
   private _apply(comm: Kernel.IComm, message: BridgeMessage): void {
     switch (message.type) {
       case 'hello':
+        this._answered.add(comm);
         this._setState({ ...this._state, phase: 'ready', kernelVersion: message.tilelab, problem: null });
         this._send(comm, { type: 'subscribe' });
         break;
@@ -331,6 +414,8 @@ export class TileLabModel {
   private _context: ISessionContext | null = null;
   private _notebook: NotebookPanel | null = null;
   private _comm: Kernel.IComm | null = null;
+  private _opened = new WeakSet<Kernel.IComm>(); // comms whose comm_open was sent
+  private _answered = new WeakSet<Kernel.IComm>(); // comms the kernel said hello on
   private _state: IPanelState = { ...EMPTY };
   private _pending = new Map<number, IPending>();
   private _seq = 0;

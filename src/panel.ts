@@ -275,6 +275,11 @@ export class TileLabPanel extends Widget {
     if (typeof run.best_latency_ms === 'number') {
       facts.push(trans.__('best %1 ms', formatNumber(run.best_latency_ms)));
     }
+    if (typeof run.detail === 'string' && run.detail) {
+      const detail = h('div', 'tl-Panel-detail', run.detail);
+      detail.title = run.detail;
+      row.append(detail);
+    }
     row.append(h('div', 'tl-Panel-facts', facts.join(' · ')));
     if (running && typeof run.total === 'number' && run.total > 0) {
       const bar = h('progress', 'tl-Panel-progress') as HTMLProgressElement;

@@ -56,6 +56,8 @@ export interface ITuningSummary {
   failed?: number;
   best_config?: JSONObject | null;
   best_latency_ms?: number | null;
+  /** What tells this run from the others of its kernel: fixed arguments, swept names, search, device. */
+  detail?: string | null;
 }
 
 /** Requests, panel to kernel. */

@@ -5,8 +5,8 @@
  */
 
 import { Channel } from './channel';
-import { DiffView } from './diffview';
-import { button, checkbox, h, message } from './dom';
+import { DiffView, fittedMode, splitFits } from './diffview';
+import { button, checkbox, h, message, watchWidth } from './dom';
 import { IModel, save, watch } from './model';
 import { KeyList } from './passlist';
 import { Splitter } from './splitter';
@@ -60,8 +60,13 @@ export function renderCompare(model: IModel, el: HTMLElement): () => void {
   body.append(listBox, new Splitter(root, '--tl-list-width', '--tl-list-height').node, detail);
   root.append(only, body);
   el.appendChild(root);
-  const resize = new ResizeObserver(entries => root.classList.toggle('tl-narrow', (entries[0]?.contentRect.width ?? 1000) < 760));
-  resize.observe(root);
+  const unwatchWidth = watchWidth(root, width => {
+    root.classList.toggle('tl-narrow', width < 760);
+    const shown = root.dataset.shownMode; // side by side asked for, drawn in the other mode than now fits: again
+    if (model.get('diff_mode') === 'split' && (shown === 'split' || shown === 'unified') && (shown === 'split') !== splitFits(detail)) {
+      void load();
+    }
+  });
 
   let content: DiffView | null = null;
   let seq = 0;
@@ -105,8 +110,9 @@ export function renderCompare(model: IModel, el: HTMLElement): () => void {
     if (reply.same || !reply.changes.length) {
       detail.replaceChildren(title, controls, h('p', 'tl-hint', reply.same ? 'Identical IR in both records.' : 'Only whitespace differs.'));
     } else {
+      const fitted = fittedMode(mode, detail);
       content = new DiffView({
-        mode,
+        mode: fitted.mode,
         before: reply.before,
         after: reply.after,
         changes: reply.changes,
@@ -114,8 +120,9 @@ export function renderCompare(model: IModel, el: HTMLElement): () => void {
         titles: [name(reply.a, labelA), name(reply.b, labelB)],
         wrap
       });
-      title.appendChild(h('span', 'tl-facts', `+${reply.added} −${reply.removed} lines from ${labelA} to ${labelB}`));
+      title.appendChild(h('span', 'tl-facts', `+${reply.added} −${reply.removed} lines from ${labelA} to ${labelB}${fitted.note}`));
       detail.replaceChildren(title, controls, content.node);
+      root.dataset.shownMode = fitted.mode;
     }
     root.dataset.shownRow = String(row);
   };
@@ -123,7 +130,7 @@ export function renderCompare(model: IModel, el: HTMLElement): () => void {
   void load();
   return () => {
     unwatch.forEach(stop => stop());
-    resize.disconnect();
+    unwatchWidth();
     content?.destroy();
     channel.dispose();
     root.remove();

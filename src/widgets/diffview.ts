@@ -27,6 +27,23 @@ export interface IDiffOptions {
 
 const COLLAPSE = { margin: 3, minSize: 6 };
 
+/** Two sides of at least 400 px (a TIR statement, indented, reads on one or two lines) and the gap between. */
+export const SPLIT_MIN_WIDTH = 2 * 400 + 24;
+
+/** Whether `detail` (the box a diff fills) has room for side by side; hidden (0 wide), it is given the benefit of the doubt. */
+export function splitFits(detail: HTMLElement): boolean {
+  const width = detail.clientWidth;
+  return width === 0 || width >= SPLIT_MIN_WIDTH;
+}
+
+/** The mode to draw: side by side asked for where it has no room becomes unified, and `note` says why. */
+export function fittedMode(asked: DiffMode, detail: HTMLElement): { mode: DiffMode; note: string } {
+  if (asked !== 'split' || splitFits(detail)) {
+    return { mode: asked, note: '' };
+  }
+  return { mode: 'unified', note: ` · shown unified: side by side needs ${SPLIT_MIN_WIDTH} px, this view has ${detail.clientWidth}` };
+}
+
 export class DiffView {
   readonly node: HTMLDivElement;
 

@@ -103,3 +103,52 @@ export function trustedHtml(container: HTMLElement, html: string): void {
 export function message(container: HTMLElement, text: string, kind: 'hint' | 'error' = 'hint'): void {
   container.replaceChildren(h('p', kind === 'error' ? 'tl-error' : 'tl-hint', text));
 }
+
+/**
+ * Call `callback(width)` when `node`'s content width changes, on the next animation frame: a
+ * change made inside a ResizeObserver callback that resizes what it observes makes the browser
+ * report "ResizeObserver loop completed with undelivered notifications" as a page error.
+ * Returns the disconnect function.
+ */
+export function watchWidth(node: HTMLElement, callback: (width: number) => void): () => void {
+  let frame = 0;
+  let width = -1;
+  const observer = new ResizeObserver(entries => {
+    width = entries[entries.length - 1]?.contentRect.width ?? width;
+    if (frame === 0) {
+      frame = requestAnimationFrame(() => {
+        frame = 0;
+        callback(width);
+      });
+    }
+  });
+  observer.observe(node);
+  return () => {
+    observer.disconnect();
+    cancelAnimationFrame(frame);
+  };
+}
+
+/**
+ * Make the `[data-tilelab-line]` marks in `container` (a cell line named in the kernel's HTML) links:
+ * a click (or Enter) raises `tilelab:reveal-line`, which TileLab's JupyterLab extension answers by
+ * selecting that line in the editor of the cell that holds this view.
+ */
+export function linkLines(container: HTMLElement): void {
+  for (const mark of Array.from(container.querySelectorAll<HTMLElement>('[data-tilelab-line]'))) {
+    mark.setAttribute('role', 'link');
+    mark.tabIndex = 0;
+    mark.title = 'Select this line in the cell';
+    const reveal = (): void => {
+      const line = Number(mark.dataset.tilelabLine);
+      mark.dispatchEvent(new CustomEvent('tilelab:reveal-line', { bubbles: true, detail: { line } }));
+    };
+    mark.addEventListener('click', reveal);
+    mark.addEventListener('keydown', event => {
+      if (event.key === 'Enter') {
+        event.preventDefault();
+        reveal();
+      }
+    });
+  }
+}

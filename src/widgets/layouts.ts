@@ -8,7 +8,7 @@
  * Tiles already fetched are kept, so switching back is immediate.
  */
 
-import { button, h, keepKeys } from './dom';
+import { button, h, keepKeys, watchWidth } from './dom';
 import { Colours, IPalette, readTheme } from './layouts_colours';
 import { ColourMode, IGridData, IGridView, LABEL_LEVEL, LEVELS, LabelMode } from './layouts_geometry';
 import { GridCanvas, IHover } from './layouts_grid';
@@ -78,8 +78,7 @@ class LayoutsView {
     model.on('change:selected', this._onSelected);
     this._themeWatch = new MutationObserver(() => this._retheme());
     this._themeWatch.observe(document.body, { attributes: true, attributeFilter: ['data-jp-theme-light', 'data-jp-theme-name'] });
-    this._resizeWatch = new ResizeObserver(() => this._resized());
-    this._resizeWatch.observe(this.root);
+    this._unwatchWidth = watchWidth(this.root, () => this._resized());
     this._renderAll();
   }
 
@@ -90,7 +89,7 @@ class LayoutsView {
     this._model.off('change:layouts', this._onLayouts);
     this._model.off('change:selected', this._onSelected);
     this._themeWatch.disconnect();
-    this._resizeWatch.disconnect();
+    this._unwatchWidth();
     this._grid.dispose();
     this.root.remove();
   }
@@ -292,7 +291,8 @@ class LayoutsView {
   }
 
   private _redraw(): void {
-    if (this._shown !== null) {
+    // Hidden (another tab): drawing now would size the canvas 0×0; _resized draws it when it shows again.
+    if (this._shown !== null && this.root.clientWidth > 0) {
       this._grid.update(this._view(), this._colours);
     }
   }
@@ -308,14 +308,17 @@ class LayoutsView {
 
   private _resized(): void {
     const width = this.root.clientWidth;
-    if (width === 0 || width === this._width) {
+    if (width === this._width) {
       return;
     }
-    const first = this._width === 0;
-    this._width = width;
-    if (first && this._shown === null) {
+    this._width = width; // 0 while hidden: showing it again is a change, and redraws
+    if (width === 0) {
+      return;
+    }
+    if (this._shown === null) {
       this._fetch(); // the tab became visible: now the tile is worth fetching
     } else {
+      this._grid.update(this._view(), this._colours); // the theme may have changed while it was hidden
       this._grid.resize();
     }
   }
@@ -459,7 +462,7 @@ class LayoutsView {
   private _grid: GridCanvas;
   private _colours: Colours;
   private _themeWatch: MutationObserver;
-  private _resizeWatch: ResizeObserver;
+  private _unwatchWidth: () => void;
   private _onMessage: (message: IReply, buffers: DataView[]) => void;
   private _onLayouts: () => void;
   private _onSelected: () => void;

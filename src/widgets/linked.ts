@@ -8,7 +8,7 @@
 
 import { Channel } from './channel';
 import { CodePane } from './codepane';
-import { button, checkbox, h, message } from './dom';
+import { button, checkbox, h, message, watchWidth } from './dom';
 import { IModel, save, watch } from './model';
 
 interface IPaneText {
@@ -82,7 +82,7 @@ export class LinkedTab {
 
   dispose(): void {
     this._unwatch?.();
-    this._resize?.disconnect();
+    this._unwatchWidth?.();
     this._panes.forEach(pane => pane.destroy());
     this._extra?.destroy();
   }
@@ -124,12 +124,10 @@ export class LinkedTab {
     }
     const panes = h('div', 'tl-panes');
     panes.append(this._panes[0].node, this._panes[1].node);
-    this._resize = new ResizeObserver(entries => {
-      this.node.classList.toggle('tl-narrow', (entries[0]?.contentRect.width ?? 1000) < 760);
-    });
-    this._resize.observe(this.node);
+    this._unwatchWidth = watchWidth(this.node, width => this.node.classList.toggle('tl-narrow', width < 760));
     this._status.setAttribute('aria-live', 'polite');
-    this.node.replaceChildren(toolbar, panes, this._status, this._extraBox);
+    // The status above the panes: under them it falls below the window at 800 px, where nobody reads it.
+    this.node.replaceChildren(toolbar, this._status, panes, this._extraBox);
     if (reply.note) {
       this.node.appendChild(h('p', 'tl-note', reply.note));
     }
@@ -252,5 +250,5 @@ export class LinkedTab {
   private _group = new Map<number, number>();
   private _unwatch: (() => void) | null = null;
   private _echo: number | null = null;
-  private _resize: ResizeObserver | null = null;
+  private _unwatchWidth: (() => void) | null = null;
 }

@@ -10,8 +10,8 @@
 import { Channel } from './channel';
 import { SearchQuery } from '@codemirror/search';
 import { CodePane, showMatches } from './codepane';
-import { DiffView } from './diffview';
-import { button, checkbox, h, keepKeys, message } from './dom';
+import { DiffView, fittedMode, splitFits } from './diffview';
+import { button, checkbox, h, keepKeys, message, watchWidth } from './dom';
 import { IModel, save, watch } from './model';
 import { KeyList } from './passlist';
 import { Splitter } from './splitter';
@@ -112,7 +112,7 @@ export class PassesTab {
   dispose(): void {
     this._disposed = true;
     this._unwatch.forEach(unwatch => unwatch());
-    this._resize.disconnect();
+    this._unwatchWidth();
     this._content?.destroy();
   }
 
@@ -185,11 +185,14 @@ export class PassesTab {
     listBox.appendChild(this._list.node);
     const splitter = new Splitter(this.node, '--tl-list-width', '--tl-list-height');
     body.append(listBox, splitter.node, this._detail);
-    this._resize = new ResizeObserver(entries => {
-      const width = entries[0]?.contentRect.width ?? 1000;
+    this._unwatchWidth = watchWidth(this.node, width => {
       this.node.classList.toggle('tl-narrow', width < 760);
+      // Side by side asked for: a diff drawn unified for want of room (or split with too little) is drawn again.
+      const shown = this.node.dataset.shownMode;
+      if (this._model.get('diff_mode') === 'split' && (shown === 'split' || shown === 'unified') && (shown === 'split') !== splitFits(this._detail)) {
+        void this._load();
+      }
     });
-    this._resize.observe(this.node);
     return body;
   }
 
@@ -350,8 +353,10 @@ export class PassesTab {
       this._show(pane, reply.index, mode, reply.base, title, `${note} The IR after this pass:`);
       return;
     }
+    // Side by side needs room for a statement on each side; below that, unified, and the facts say why.
+    const { mode: shown, note: narrow } = fittedMode(mode, this._detail);
     const view = new DiffView({
-      mode,
+      mode: shown,
       before: reply.before,
       after: reply.after,
       changes: reply.changes,
@@ -359,8 +364,9 @@ export class PassesTab {
       titles: [`IR after ${against}`, `IR after ${title}`],
       wrap: this._wrap
     });
-    const facts = `+${reply.added} −${reply.removed} lines against ${against}${ws}`;
-    this._show({ node: view.node, destroy: () => view.destroy(), focus: () => view.views()[view.views().length - 1].focus(), diff: view }, reply.index, mode, reply.base, title, facts);
+    const facts = `+${reply.added} −${reply.removed} lines against ${against}${ws}${narrow}`;
+    this._show({ node: view.node, destroy: () => view.destroy(), focus: () => view.views()[view.views().length - 1].focus(), diff: view }, reply.index, shown, reply.base, title, facts);
+    this.node.dataset.autoUnified = String(shown !== mode);
   }
 
   private _irPane(reply: IIrReply): IContent {
@@ -410,7 +416,7 @@ export class PassesTab {
     against.value = String(this._model.get('base_index'));
     against.disabled = mode === 'ir';
     for (const b of modes) {
-      const on = b.dataset.mode === mode;
+      const on = b.dataset.mode === this._model.get('diff_mode'); // the choice, even when shown unified for want of room
       b.classList.toggle('tl-on', on);
       b.setAttribute('aria-pressed', on ? 'true' : 'false');
     }
@@ -533,7 +539,7 @@ export class PassesTab {
   private _pendingSearch: (IPendingSearch & { index: number }) | null = null;
   private _clickedAt: number | null = null;
   private _unwatch: (() => void)[];
-  private _resize!: ResizeObserver;
+  private _unwatchWidth: () => void = () => undefined;
   private _bar: IControls | null = null;
 }
 

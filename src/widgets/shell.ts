@@ -9,7 +9,7 @@
  */
 
 import { Channel } from './channel';
-import { h, keepKeys, message, trustedHtml } from './dom';
+import { h, keepKeys, linkLines, message, trustedHtml } from './dom';
 import { LinkedTab } from './linked';
 import { MachineTab } from './machine';
 import { IModel, save, watch } from './model';
@@ -36,7 +36,10 @@ function htmlTab(channel: Channel, request: string): ITabView {
   message(node, 'loading…');
   channel
     .request<{ html: string }>(request)
-    .then(reply => trustedHtml(node, reply.html))
+    .then(reply => {
+      trustedHtml(node, reply.html);
+      linkLines(node);
+    })
     .catch(error => message(node, (error as Error).message, 'error'));
   return { node, dispose: () => undefined };
 }

@@ -40,6 +40,8 @@ function theme(dark: boolean): Extension {
         fontSize: v('code-font-size', '13px')
       },
       '.cm-scroller': { fontFamily: v('code-font-family', 'monospace'), lineHeight: v('code-line-height', '1.4') },
+      // Wrap between tokens (at spaces), never inside an identifier unless it alone is wider than the pane.
+      '.cm-lineWrapping, .cm-lineWrapping .cm-deletedLine': { wordBreak: 'normal', overflowWrap: 'break-word' },
       '.cm-content': { caretColor: v('content-font-color0', '#000') },
       '.cm-gutters': {
         backgroundColor: v('layout-color1', '#f6f8fa'),
@@ -77,6 +79,8 @@ function theme(dark: boolean): Extension {
         color: v('content-font-color2', '#57606a'),
         border: 'none'
       },
+      // @codemirror/merge frames the note with U+299A, which Debian's fonts lack (a missing-glyph box): middle dots.
+      '.cm-collapsedLines:before, .cm-collapsedLines:after': { content: '"···"' },
       '.cm-collapsedLines': {
         backgroundColor: v('layout-color2', '#eaeef2'),
         color: v('content-font-color2', '#57606a'),

@@ -94,6 +94,7 @@ def lab_server(tmp_path_factory) -> Server:
     (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
     port, token = _free_port(), secrets.token_hex(16)
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTER_RUNTIME_DIR": str(root / "runtime")}
+    env["TILELAB_DB"] = str(root / "tilelab.db")  # sweeps run in the browser tests keep their history here
     jupyter = [sys.executable, "-m", "jupyterlab"]
     command = [*jupyter, "--no-browser", "--allow-root", f"--port={port}", f"--IdentityProvider.token={token}"]
     command += [

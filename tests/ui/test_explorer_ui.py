@@ -53,7 +53,7 @@ def test_compare_diffs_one_pass_of_two_architectures(lab):
     assert "only in" in compare.inner_text()
 
     compare.locator(".tl-compare-row:has(.tl-name:has-text('tl.LayoutInference'))").first.click()
-    compare.locator(".cm-mergeView, .tl-hint:has-text('Identical')").first.wait_for()
+    compare.locator(".tl-diff, .tl-hint:has-text('Identical')").first.wait_for()  # side by side, or unified where narrow
     compare.evaluate("node => node.scrollIntoView({block: 'start'})")
     screenshot(page, "compare.png")
     assert compare.get_attribute("data-shown-row") is not None

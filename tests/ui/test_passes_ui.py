@@ -55,24 +55,23 @@ def _facts(page) -> tuple[int, int]:
     return int(added), int(removed)
 
 
-def test_a_split_diff_shows_both_sides_at_1280_with_the_sidebars_open(lab):
+def test_a_diff_at_1280_with_the_sidebars_open_is_unified_by_itself_and_says_why(lab):
     page = lab.page
     row = _row(page, "tl.LayoutInference")
     row.click()
-    _shown(page, _index(row), mode="split")
+    _shown(page, _index(row), mode="unified")  # side by side is the choice, but two sides would be < 400 px each
 
     output = page.locator(f"{EXPLORER}").first.bounding_box()
-    sides = [box.bounding_box() for box in page.locator(f"{PASSES} .cm-mergeViewEditor").all()]
+    diff = page.locator(f"{PASSES} .tl-diff").first.bounding_box()
     bring_into_view(page, f"{PASSES} .tl-detail")
     screenshot(page, "passes-split-1280.png")
 
-    assert len(sides) == 2
-    for side in sides:
-        assert side["width"] > 150 and side["x"] >= output["x"] - 1
-        assert side["x"] + side["width"] <= min(output["x"] + output["width"], 1280) + 1
-    assert sides[0]["x"] + sides[0]["width"] <= sides[1]["x"] + 1  # side by side, not stacked
+    assert "shown unified: side by side needs" in page.locator(f"{PASSES} .tl-facts").inner_text()
+    assert page.locator(f"{PASSES} .tl-segmented [data-mode='split']").get_attribute("aria-pressed") == "true"
+    assert page.locator(f"{PASSES} .cm-mergeViewEditor").count() == 0
+    assert diff["x"] >= output["x"] - 1 and diff["x"] + diff["width"] <= min(output["x"] + output["width"], 1280) + 1
     widest = page.evaluate(f"() => Math.max(...[...document.querySelectorAll('{PASSES} .tl-diff')].map(d => d.scrollWidth - d.clientWidth))")
-    assert widest <= 1  # long lines wrap inside their side instead of widening the view
+    assert widest <= 1  # long lines wrap inside the view instead of widening it
 
 
 # Where a line's text starts on its first visual line, and where its wrapped continuation starts.
@@ -94,11 +93,11 @@ _TEXT_AND_CONTINUATION = """(line) => {
 
 def test_a_wrapped_line_continues_right_of_where_its_text_starts(lab):
     page = lab.page
-    for name, mode, line in (("tl.LayoutInference", "split", ".cm-merge-b .cm-line"), ("tl.LowerTileOp", "unified", ".cm-deletedLine")):
+    for name, line in (("tl.LayoutInference", ".cm-content > .cm-line"), ("tl.LowerTileOp", ".cm-deletedLine")):
         row = _row(page, name)
         row.click()
-        page.locator(f"{PASSES} .tl-segmented button[data-mode='{mode}']").click()
-        _shown(page, _index(row), mode=mode)
+        page.locator(f"{PASSES} .tl-segmented button[data-mode='unified']").click()
+        _shown(page, _index(row), mode="unified")
         wrapped = page.locator(f"{PASSES} {line}", has_text="A_shared = T.Buffer((3, 128, 32)").first
         bring_into_view(page, f"{PASSES} .tl-detail")  # CodeMirror draws what is on screen
         wrapped.wait_for()
@@ -125,7 +124,7 @@ def test_ignoring_whitespace_changes_what_counts_in_layout_inference(lab):
     _shown(page, index, whitespace="ignored")
 
     assert sum(ignoring) < sum(counting)
-    assert page.locator(f"{PASSES} .cm-merge-b .cm-changedLine").count() > 0
+    assert page.locator(f"{PASSES} .cm-changedLine").count() > 0
 
 
 def test_j_and_k_move_the_pass_selection_but_never_the_notebooks_active_cell(lab):
@@ -192,10 +191,10 @@ def test_ir_search_finds_the_pass_that_introduces_tma_copy_and_jumps_to_it(lab):
     assert "tl.LowerTileOp" in page.locator(f"{PASSES} .tl-hit[data-kind='removes']").inner_text()
     first.click()
     _shown(page, int(first.get_attribute("data-pass-index")))
-    page.wait_for_selector(f"{PASSES} .cm-merge-b .cm-searchMatch")
+    page.wait_for_selector(f"{PASSES} .tl-diff .cm-searchMatch")
     bring_into_view(page, f"{PASSES} .tl-detail")
     screenshot(page, "passes-ir-search.png")
-    assert "tma_copy" in page.locator(f"{PASSES} .cm-merge-b .cm-searchMatch").first.inner_text()
+    assert "tma_copy" in page.locator(f"{PASSES} .tl-diff .cm-searchMatch").first.inner_text()
 
 
 def test_unified_diff_and_the_ir_after_a_pass_read_in_the_dark_theme(lab):
@@ -218,4 +217,4 @@ def test_unified_diff_and_the_ir_after_a_pass_read_in_the_dark_theme(lab):
     assert page.locator(".jp-DocumentSearch-overlay").count() == 0
     page.keyboard.press("Escape")
     page.locator(f"{PASSES} .tl-segmented button[data-mode='split']").click()
-    _shown(page, _index(row), mode="split")
+    _shown(page, _index(row), mode="unified")  # side by side asked for; too narrow here, so unified

@@ -48,7 +48,7 @@ class BundleView:
             problem = self.widget_problem()
             if problem is not None:
                 # No live widget can load: one line saying why, above the static snapshot.
-                notice = f"<p data-tilelab='no-bundle' style='color:#9a6700'>{html.escape(problem)}</p>"
+                notice = f"<p data-tilelab='no-bundle' style='color:var(--jp-warn-color1,#9a6700)'>{html.escape(problem)}</p>"
                 return {"text/html": notice + self.to_html(), "text/plain": self._text()}
             widget = self.widget
             return {

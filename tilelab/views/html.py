@@ -26,8 +26,9 @@ __all__ = [
 
 MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px"
 BOX = "font-family:system-ui,-apple-system,Segoe UI,sans-serif;font-size:13px;line-height:1.4"
-_ADD, _DEL = "background:#e6ffec", "background:#ffebe9"
-_ADD_WORD, _DEL_WORD = "background:#abf2bc", "background:#ffc0bc"
+# Translucent: a diff reads on a light page, in JupyterLab Dark and in a reopened notebook's snapshot.
+_ADD, _DEL = "background:rgba(46,160,67,0.15)", "background:rgba(248,81,73,0.15)"
+_ADD_WORD, _DEL_WORD = "background:rgba(46,160,67,0.4)", "background:rgba(248,81,73,0.4)"
 
 
 def escape(value: Any) -> str:
@@ -70,7 +71,7 @@ def overview_rows(record: KernelRecord) -> list[tuple[str, str]]:
     """(label, escaped value) rows of the Overview."""
     rows = [
         ("kernel", escape(record.name)),
-        ("target", f"{escape(record.arch)} <span style='color:#666'>{escape(record.target)}</span>"),
+        ("target", f"{escape(record.arch)} <span style='color:var(--jp-ui-font-color2,#666)'>{escape(record.target)}</span>"),
     ]
     state = (
         "failed"
@@ -89,7 +90,7 @@ def overview_rows(record: KernelRecord) -> list[tuple[str, str]]:
             )
         )
     for problem in record.launch_problems:
-        rows.append(("cannot launch", f"<span style='color:#cf222e;font-weight:600'>{escape(problem)}</span>"))
+        rows.append(("cannot launch", f"<span style='color:var(--jp-error-color1,#cf222e);font-weight:600'>{escape(problem)}</span>"))
     rows += _machine_rows(record)
     rows += _estimate_rows(record)
     timing = record.timings
@@ -110,7 +111,7 @@ def overview_rows(record: KernelRecord) -> list[tuple[str, str]]:
         rows.append(("device", escape(record.device_name)))
     rows.append(("tilelang", escape(record.tilelang_version)))
     for warning in record.warnings:
-        rows.append(("warning", f"<span style='color:#9a6700'>{escape(warning)}</span>"))
+        rows.append(("warning", f"<span style='color:var(--jp-warn-color1,#9a6700)'>{escape(warning)}</span>"))
     return rows
 
 
@@ -141,7 +142,7 @@ def _machine_rows(record: KernelRecord) -> list[tuple[str, str]]:
                 ),
             )
         )
-    rows += [("warning", f"<span style='color:#9a6700'>{escape(text)}</span>") for text in machine_warnings(machine)]
+    rows += [("warning", f"<span style='color:var(--jp-warn-color1,#9a6700)'>{escape(text)}</span>") for text in machine_warnings(machine)]
     return rows
 
 

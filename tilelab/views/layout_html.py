@@ -35,11 +35,11 @@ BAND_COLUMNS = 16  # columns of one band of the labelled grid
 MAP_WIDTH = 512  # pixels of the warp map's widest band
 MAP_ROWS = 256  # rows of the warp map (the rest is summarised in a line)
 MAP_RECTS = 2048  # rects of the warp map at most (runs of one warp are one rect)
-_NOTE = "color:#888;margin:2px 0"
+_NOTE = "color:var(--jp-ui-font-color2,#888);margin:2px 0"
 # Cells are many: padding, spacing and dark text are set once on the table; a cell has only its colour
 # (``bgcolor``: shortest, and kept by renderers that strip styles).
 _TABLE = f"border-spacing:1px;text-align:center;{MONO};font-size:10px;color:#111;white-space:nowrap;margin:2px 0 6px"
-_HEAD = "color:#888;font-weight:400"
+_HEAD = "color:var(--jp-ui-font-color2,#888);font-weight:400"
 
 
 def _window(rows: int, cols: int) -> tuple[int, int]:

@@ -26,8 +26,8 @@ __all__ = [
 ]
 
 MAX_CODE_LINES = 150  # each of SASS and PTX; the saved Explorer stays under 250 kB
-_WARN = "border-left:4px solid #9a6700;background:#fff8c5;padding:4px 8px;margin:4px 0"
-_ERROR = "border-left:4px solid #cf222e;background:#fff5f5;padding:4px 8px;margin:4px 0"
+_WARN = "border-left:4px solid var(--jp-warn-color1,#9a6700);background:rgba(154,103,0,0.12);padding:4px 8px;margin:4px 0"
+_ERROR = "border-left:4px solid var(--jp-error-color1,#cf222e);background:var(--jp-rendermime-error-background,#fff5f5);padding:4px 8px;margin:4px 0"
 CLASS_COLOURS = {
     "tensor core (warpgroup)": "#8250df",
     "tensor core (warp)": "#8250df",
@@ -127,11 +127,11 @@ def _limits_rows(resources: KernelResources, occupancy: OccupancyRecord | None) 
         return cells
     bar = (
         f"<div style='display:inline-block;width:120px;height:8px;background:var(--jp-layout-color3,#eee);vertical-align:middle'>"
-        f"<div style='width:{round(120 * occupancy.occupancy)}px;height:8px;background:#1976d2'></div></div> "
+        f"<div style='width:{round(120 * occupancy.occupancy)}px;height:8px;background:var(--jp-brand-color1,#1976d2)'></div></div> "
         f"{occupancy.occupancy:.1%}"
     )
     cells.append(("theoretical occupancy", bar))
-    cells.append(("limits", f"<span style='color:#666'>{escape(limits_note(occupancy.arch))}</span>"))
+    cells.append(("limits", f"<span style='color:var(--jp-ui-font-color2,#666)'>{escape(limits_note(occupancy.arch))}</span>"))
     return cells
 
 
@@ -189,7 +189,7 @@ def _code(text: str, links: dict[int, int], kind: str) -> str:
         for number, line in enumerate(lines[:MAX_CODE_LINES], start=1)
     ]
     cut = len(lines) - len(shown)
-    more = f"<p style='color:#666'>… {cut} more lines in the live view.</p>" if cut > 0 else ""
+    more = f"<p style='color:var(--jp-ui-font-color2,#666)'>… {cut} more lines in the live view.</p>" if cut > 0 else ""
     return (
         f"<pre data-tilelab='{kind}' style='{MONO};white-space:pre;overflow:auto;max-height:520px'>"
         + "\n".join(shown)
@@ -229,5 +229,5 @@ def machine_code_html(machine: MachineCodeRecord, source: SourceRecord | None = 
         parts.append(details(f"PTX ({len(machine.ptx.splitlines())} lines)", _code(machine.ptx, ptx_links, "ptx")))
     if machine.tools:
         tools = ", ".join(f"{name}: {value}" for name, value in machine.tools.items())
-        parts.append(f"<p style='color:#666'>{escape(tools)}; {machine.seconds:.2f} s</p>")
+        parts.append(f"<p style='color:var(--jp-ui-font-color2,#666)'>{escape(tools)}; {machine.seconds:.2f} s</p>")
     return f"<div class='tilelab-machine-code' data-tilelab='machine-code'>{''.join(parts)}</div>"

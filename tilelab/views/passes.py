@@ -23,7 +23,7 @@ MAX_DIFF_LINES = 40  # per pass in a snapshot; the live view shows everything
 MAX_LINE_CHARS = 160
 _ADD = "display:block;background:rgba(46,160,67,.2)"
 _DEL = "display:block;background:rgba(248,81,73,.2)"
-_HUNK = "display:block;color:#6e7781"
+_HUNK = "display:block;color:var(--jp-ui-font-color2,#6e7781)"
 _PRE = f"{MONO};white-space:pre;overflow:auto;max-height:420px;margin:0;padding:4px;border:1px solid rgba(128,128,128,.3)"
 
 
@@ -74,7 +74,7 @@ def diff_html(before: str, after: str, max_lines: int | None = MAX_DIFF_LINES, c
     for style, run in itertools.groupby(shown, key=lambda row: row[0]):
         text = escape("".join(_clip(line) for _, line in run))
         parts.append(f"<span style='{style}'>{text}</span>" if style else text)
-    cut = f"<p style='color:#6e7781'>… {len(rows) - len(shown)} more diff lines in the live view.</p>" if len(shown) < len(rows) else ""
+    cut = f"<p style='color:var(--jp-ui-font-color2,#6e7781)'>… {len(rows) - len(shown)} more diff lines in the live view.</p>" if len(shown) < len(rows) else ""
     return f"<pre data-tilelab='diff' style='{_PRE}'>{''.join(parts)}</pre>{cut}"
 
 

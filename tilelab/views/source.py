@@ -122,7 +122,7 @@ def _numbered(text: str, tint: dict[int, str]) -> str:
 def source_html(record: KernelRecord) -> str:
     """The cell and the device code side by side, linked lines tinted alike, and the links as a table."""
     source = record.source
-    note = f"<p data-tilelab='binary-note' style='color:#6e7781'>{escape(binary_note(record))}</p>"
+    note = f"<p data-tilelab='binary-note' style='color:var(--jp-ui-font-color2,#6e7781)'>{escape(binary_note(record))}</p>"
     if source is None:
         return "<p>No generated source.</p>" + note
     links = source_links(source)
@@ -152,5 +152,5 @@ def source_html(record: KernelRecord) -> str:
     ]
     table_html = table(rows, ("cell line", "code", "CUDA lines"), attrs=" data-tilelab='line-links'")
     listed = details(f"line links ({len(rows)} cell lines)", table_html)
-    host = "<p style='color:#6e7781'>Host code: in the live view.</p>" if source.host else ""
+    host = "<p style='color:var(--jp-ui-font-color2,#6e7781)'>Host code: in the live view.</p>" if source.host else ""
     return panes + listed + host + note
