@@ -11,7 +11,8 @@ from kernels import flash_attention, matmul
 
 import tilelab
 from tilelab import _tilelang as tl
-from tilelab.estimate import DEVICE_PEAKS, peaks_for, static_estimate
+from tilelab.estimate import static_estimate
+from tilelab.peaks import DEVICE_PEAKS, peaks_for
 from tilelab.records import KernelRecord, StaticEstimate
 from tilelab.targets import resolve_target
 from tilelab.tune.result import TuneResult, TuneRow, TuneStatus

@@ -14,8 +14,8 @@ from kernels import matmul
 from sample_records import sample_record
 
 import tilelab
-from tilelab.estimate import DEVICE_PEAKS
 from tilelab.ncu import parse_ncu_csv
+from tilelab.peaks import DEVICE_PEAKS
 from tilelab.profile_summary import ProfileRecord, summarize
 from tilelab.records import KernelRecord
 from tilelab.registry import default_registry

@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelab._time_limit import EXPLORE_TIMEOUT_S
-
-__version__ = "0.1.0"
+from tilelab.version import __version__
 
 __all__ = [
     "__version__",

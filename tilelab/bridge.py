@@ -73,6 +73,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from tilelab.registry import Registry, default_registry
+from tilelab.version import __version__
 
 __all__ = ["PROTOCOL_VERSION", "TARGET", "BridgeSession", "register", "unregister"]
 
@@ -189,8 +190,6 @@ class BridgeSession:
 
     # -- requests -------------------------------------------------------------
     def _hello(self, _data: dict) -> dict:
-        from tilelab import __version__
-
         return {"type": "hello", "protocol": PROTOCOL_VERSION, "tilelab": __version__}
 
     def _list(self, _data: dict) -> dict:

@@ -25,78 +25,13 @@ dtypes is measured against the slowest of them, and one without a figure
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tilelab import _tilelang as tl
+from tilelab.peaks import ARCH_DEFAULTS, peaks_for
 from tilelab.records import StaticEstimate
 
-__all__ = ["DEVICE_PEAKS", "DevicePeaks", "StaticEstimate", "estimate_of_built", "operand_class", "peaks_for", "static_estimate"]
-
-FP16 = "FP16/BF16"
-
-
-@dataclass(frozen=True)
-class DevicePeaks:
-    """One device's dense tensor-core throughput (``flops_per_s``: FP16/BF16's) and memory bandwidth."""
-
-    device: str
-    flops_per_s: float
-    bytes_per_s: float
-    source: str
-    tensor_flops: dict[str, float] = field(default_factory=dict, compare=False)  # operand class -> dense FLOP/s
-
-    def for_operands(self, dtypes: Iterable[str]) -> DevicePeaks:
-        """These peaks with the FLOP peak of the tensor cores that multiply ``dtypes`` (the slowest when several)."""
-        classes = {operand_class(dtype) for dtype in dtypes}
-        missing = sorted(classes - set(self.tensor_flops))
-        if missing:
-            return replace(self, source=f"{self.source}; no {', '.join(missing)} tensor-core figure, so FP16's")
-        peak, name = min(((self.tensor_flops[name], name) for name in classes), default=(self.flops_per_s, FP16))
-        if name == FP16:
-            return self
-        return replace(self, flops_per_s=peak, source=self.source.replace(f"{FP16} tensor core", f"{name} tensor core"))
-
-
-def operand_class(dtype: str) -> str:
-    """Which tensor-core peak a GEMM operand of ``dtype`` runs at (``float32`` runs as TF32)."""
-    if dtype.startswith("float8"):
-        return "FP8"
-    return {"float16": FP16, "bfloat16": FP16, "float32": "TF32", "float64": "FP64", "int8": "INT8", "uint8": "INT8"}.get(dtype, dtype)
-
-
-def _datasheet(device: str, sheet: str, memory: str, bytes_per_s: float, **tera: float) -> DevicePeaks:
-    flops = {name.replace("FP16", FP16): value * 1e12 for name, value in tera.items()}
-    return DevicePeaks(device, flops[FP16], bytes_per_s, f"NVIDIA {sheet} datasheet: {FP16} tensor core dense, {memory}", flops)
-
-
-# Dense figures: NVIDIA's datasheets list tensor-core TFLOPS "with sparsity"; the dense peak is half of it.
-# H100: "NVIDIA H100 Tensor Core GPU" datasheet (SXM: FP16 1,979 / TF32 989 / FP8 3,958 / INT8 3,958 sparse,
-#   FP64 67; PCIe: 1,513 / 756 / 3,026 / 3,026, FP64 51; 3.35 / 2 TB/s).
-# H200: "NVIDIA H200 Tensor Core GPU" datasheet (SXM: as H100 SXM; 4.8 TB/s HBM3e).
-# A100: "NVIDIA A100 Tensor Core GPU" datasheet (SXM 80GB: FP16 312 / TF32 156 / INT8 624 dense, FP64 19.5;
-#   2,039 GB/s HBM2e; no FP8).
-DEVICE_PEAKS: dict[str, DevicePeaks] = {
-    "H200 SXM": _datasheet("H200 SXM", "H200", "HBM3e", 4.8e12, FP16=989.5, TF32=494.5, FP8=1979, INT8=1979, FP64=67),
-    "H100 SXM": _datasheet("H100 SXM", "H100", "HBM3", 3.35e12, FP16=989.5, TF32=494.5, FP8=1979, INT8=1979, FP64=67),
-    "H100 PCIe": _datasheet("H100 PCIe", "H100", "HBM2e", 2.0e12, FP16=756.5, TF32=378, FP8=1513, INT8=1513, FP64=51),
-    "A100 SXM 80GB": _datasheet("A100 SXM 80GB", "A100", "HBM2e", 2.039e12, FP16=312, TF32=156, INT8=624, FP64=19.5),
-}
-_ARCH_DEFAULTS = {"sm_90": "H100 SXM", "sm_80": "A100 SXM 80GB"}  # when no device is present to name one
-
-
-def peaks_for(arch: str, device_name: str | None = None) -> DevicePeaks | None:
-    """The peaks of the present device (by ``device_name``, e.g. ``NVIDIA H200``), else ``arch``'s default device."""
-    name = (device_name or "").upper()
-    if "H200" in name:
-        return DEVICE_PEAKS["H200 SXM"]
-    if "H100" in name:
-        return DEVICE_PEAKS["H100 PCIe" if "PCIE" in name else "H100 SXM"]
-    if "A100" in name:
-        return DEVICE_PEAKS["A100 SXM 80GB"]
-    default = _ARCH_DEFAULTS.get(arch.rstrip("a"))
-    return DEVICE_PEAKS[default] if default else None
-
+__all__ = ["StaticEstimate", "estimate_of_built", "static_estimate"]
 
 def static_estimate(func: Any, arch: str, device_name: str | None = None) -> tuple[StaticEstimate | None, str | None]:
     """The static estimate of ``func`` (an elaborated PrimFunc) on ``arch``; or None and why, in one line.
@@ -105,9 +40,8 @@ def static_estimate(func: Any, arch: str, device_name: str | None = None) -> tup
     """
     peaks = peaks_for(arch, device_name)
     if peaks is None:
-        known = ", ".join(sorted(_ARCH_DEFAULTS))
+        known = ", ".join(sorted(ARCH_DEFAULTS))
         return None, f"no peak figures for {arch} (TileLab has them for {known})"
-    from tilelab import _tilelang as tl
 
     try:
         counts = tl.tile_op_counts(func)
@@ -127,7 +61,6 @@ def static_estimate(func: Any, arch: str, device_name: str | None = None) -> tup
 
 def estimate_of_built(built: Any, arch: str, device_name: str | None = None) -> tuple[StaticEstimate | None, str | None]:
     """:func:`static_estimate` of a built config (a ``Lowered`` or a ``JITKernel``)."""
-    from tilelab import _tilelang as tl
 
     func = tl.elaborated_func(built)
     if func is None:

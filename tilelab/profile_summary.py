@@ -6,7 +6,7 @@
 carries as ``profile`` and serialises with the rest of the record.
 
 The roofline position sets what the kernel achieved against one device's
-peaks (:func:`tilelab.estimate.peaks_for`): bytes/s is ncu's DRAM throughput;
+peaks (:func:`tilelab.peaks.peaks_for`): bytes/s is ncu's DRAM throughput;
 FLOP/s is the static estimate's FLOPs (tilelang's Analyzer) over ncu's
 duration, so it exists only with an estimate. ncu's CSV names no device (its
 ``Device`` column is an index), so the caller names it.
@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from tilelab.peaks import DevicePeaks, peaks_for
 
 __all__ = ["KernelProfile", "ProfileAdvice", "ProfileRecord", "RooflinePosition", "summarize"]
 
@@ -160,8 +162,6 @@ def summarize(
     estimate_note
         Why there is no estimate, kept in the notes.
     """
-    from tilelab.estimate import DevicePeaks, peaks_for
-
     notes = []
     peaks = peaks_for(arch, device_name) if (arch or device_name) else None
     if peaks is not None and estimate is not None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import json
+import platform
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 __all__ = ["ARCHES", "DEFAULT_ARCH", "TargetChoice", "TargetError", "gpu_name", "has_gpu", "resolve_target"]
@@ -124,3 +126,22 @@ def _target_to_dict(target: Any) -> dict[str, Any]:
     if export is None:
         raise TargetError(f"target {target!r} is not a tvm Target, a dict or a string")
     return {k: v for k, v in dict(export()).items() if k in ("kind", "arch")}
+
+
+def device_label(choice: TargetChoice) -> str:
+    """What rows measured under ``choice`` are labelled with: the GPU's name, the CPU's model, or that nothing ran."""
+    if not choice.runnable:
+        return f"none (lowered for {choice.arch})"
+    if choice.is_cuda:
+        return gpu_name() or "cuda"
+    return f"cpu: {_cpu_model()}"
+
+
+@functools.cache
+def _cpu_model() -> str:
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()

@@ -10,11 +10,11 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from tilelab._line import unquoted, words
+from tilelab.targets import device_label, resolve_target
 from tilelab.tune.budget import looks_like_duration, split_budget
 from tilelab.tune.build import kernel_name, kernel_source, spec_of
 from tilelab.tune.engine import run_on_engine
@@ -195,7 +195,6 @@ def tune(
     """
     from tilelab import _tilelang as tl
     from tilelab.registry import default_registry
-    from tilelab.targets import resolve_target
 
     started = time.monotonic()  # the timeline's zero, and where a wall-clock budget starts
     _check_options(timeout, workers, db, rebench, resources)
@@ -215,7 +214,7 @@ def tune(
         target = _declared_target(kernel)
     engine = _engine(cluster)  # None: this machine's compile workers and GPU
     choice, device = engine.resolve(arch, target) if engine is not None else (resolve_target(arch, target), None)
-    device = device or _device_name(choice)
+    device = device or device_label(choice)
     name = kernel_name(kernel)
     key = RunKey.of(name, kernel_source(kernel), signature_of(args, space.fixed), choice.as_json(), device)
     settings = resolve_search(search, budget, seed, sampler, prune, len(space), choice.runnable)
@@ -331,28 +330,6 @@ def _feed(
 def _declared_target(kernel: Any) -> Any:
     declared = getattr(kernel, "target", None)
     return declared if isinstance(declared, str) and declared.lower() in ("c", "llvm") else None
-
-
-def _device_name(choice: Any) -> str:
-    if not choice.runnable:
-        return f"none (lowered for {choice.arch})"
-    if choice.is_cuda:
-        import torch
-
-        return torch.cuda.get_device_name()
-    return f"cpu: {_cpu_model()}"
-
-
-@cache
-def _cpu_model() -> str:
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    import platform
-
-    return platform.processor() or platform.machine()
 
 
 def _tilelang_version() -> str:

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
 from typing import Any
 
+from tilelab.targets import device_label, resolve_target
+
 __all__ = [
     "BenchReply",
     "CompileReply",
@@ -205,9 +207,7 @@ def _materialised(value: Any, choice: Any) -> Any:
 # -- the device ------------------------------------------------------------------------------
 def device_name(choice: Any) -> str:
     """The device rows measured under ``choice`` are labelled with (the GPU's name, or the CPU's model)."""
-    from tilelab.tune.api import _device_name
-
-    return _device_name(choice)
+    return device_label(choice)
 
 
 def probe_task(arch: str | None, target: Any, runnable: bool) -> tuple[Any, str]:
@@ -215,7 +215,6 @@ def probe_task(arch: str | None, target: Any, runnable: bool) -> tuple[Any, str]
 
     ``runnable=False`` (a probe of a worker that benchmarks nothing) lowers CUDA kernels only.
     """
-    from tilelab.targets import resolve_target
 
     choice = resolve_target(arch, target)
     if not runnable and choice.is_cuda and choice.runnable:
