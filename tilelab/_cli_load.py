@@ -11,6 +11,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import tilelab
+from tilelab import _tilelang as tl
+from tilelab.sharing import load
+
 __all__ = ["UsageError", "call_arguments", "compiled_arguments", "load_kernel", "read_record"]
 
 
@@ -86,8 +90,6 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _is_kernel(value: Any) -> bool:
-    from tilelab import _tilelang as tl
-
     return tl.is_kernel(value)
 
 
@@ -110,7 +112,6 @@ def call_arguments(expression: str | None, namespace: dict[str, Any]) -> tuple[t
     code = compiled_arguments(expression)
     if code is None:
         return (), {}
-    import tilelab
 
     scope = {"tilelab": tilelab, **namespace}
     try:
@@ -129,7 +130,6 @@ def call_arguments(expression: str | None, namespace: dict[str, Any]) -> tuple[t
 
 def read_record(path: str):
     """The record saved at ``path``, or a :class:`UsageError` naming the file."""
-    from tilelab.sharing import load
 
     try:
         return load(path)

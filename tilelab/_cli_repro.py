@@ -5,16 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import tilelab
 from tilelab._cli_load import UsageError, call_arguments, compiled_arguments, load_kernel
+from tilelab.errors import KernelCompileError
+from tilelab.targets import TargetError
 
 __all__ = ["run"]
 
 
 def run(options: argparse.Namespace) -> int:
     """Explore the kernel (a failed compile too), write ``record.reproducer()``; exit code 0 when written."""
-    import tilelab
-    from tilelab.errors import KernelCompileError
-    from tilelab.targets import TargetError
 
     compiled_arguments(options.args)  # a typo fails before the (slow) import of the kernel's file
     name, kernel, namespace = load_kernel(options.kernel)

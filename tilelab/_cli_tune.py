@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from tilelab._cli_load import UsageError
+from tilelab.registry import default_registry
+from tilelab.tune.api import tune_from_line
 
 __all__ = ["check_output", "run_tune", "write_rows"]
 
@@ -39,8 +41,6 @@ def run_tune(name: str, namespace: dict[str, Any], call: tuple[tuple, dict], tok
     as literals. Argument values travel to ``tune_from_line`` as names bound in
     its namespace, so no object has to be written as text.
     """
-    from tilelab.registry import default_registry
-    from tilelab.tune.api import tune_from_line
 
     bound: dict[str, Any] = {}
 

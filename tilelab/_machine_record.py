@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from tilelab.occupancy import occupancy
 from tilelab.records import CodeLineLink, KernelResources, MachineCodeRecord, OccupancyRecord
 
 _LAUNCH_BOUNDS = re.compile(r"__global__\s+void\s+__launch_bounds__\((\d+)[^)]*\)\s+(\w+)\s*\(")
@@ -90,8 +91,6 @@ def _resources(
 
 
 def _occupancies(resources: dict[str, KernelResources], arch: str, notes: list[str]) -> dict[str, OccupancyRecord]:
-    from tilelab.occupancy import occupancy
-
     found = {}
     for name, kernel in resources.items():
         try:

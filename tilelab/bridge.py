@@ -15,7 +15,6 @@ integer 2). A request may carry ``"seq"`` (an integer, at most 2**53 - 1 in
 size); the reply to it echoes that ``seq``.
 
 Panel -> kernel:
-
 ``hello``
     Reply ``hello`` with ``tilelab`` (the package version) and ``protocol``.
 ``list``
@@ -40,7 +39,6 @@ Panel -> kernel:
     ``list`` (now empty), and so does the asker.
 
 Kernel -> panel (besides the replies above):
-
 ``update`` with ``kind`` (``"record"`` or ``"tuning"``) and ``summary``
     A record was added or a tuning run was added or progressed.
 ``list``
@@ -74,6 +72,9 @@ from typing import Any, ClassVar
 
 from tilelab.registry import Registry, default_registry
 from tilelab.version import __version__
+from tilelab.views import record_view
+from tilelab.views._live import live_bundle
+from tilelab.views.tuning import TuningView
 
 __all__ = ["PROTOCOL_VERSION", "TARGET", "BridgeSession", "register", "unregister"]
 
@@ -396,8 +397,6 @@ def _snapshot_html(item: Any, kind: str) -> str:
 def _live_bundle(item: Any, kind: str) -> tuple[dict | None, str | None]:
     """The live view's widget bundle (the notebook's own widget when it shows the record), or None and why not."""
     try:
-        from tilelab.views._live import live_bundle
-
         bundle = live_bundle(_view_of(item, kind))
     except Exception as error:
         # The edge between the kernel and the panel: a view that cannot be built becomes a reason, and
@@ -409,17 +408,7 @@ def _live_bundle(item: Any, kind: str) -> tuple[dict | None, str | None]:
 
 
 def _view_of(item: Any, kind: str) -> Any:
-    if kind == "record":
-        from tilelab.views import record_view
-
-        return record_view(item)
-    try:
-        from tilelab.views.tuning import TuningView
-    except ModuleNotFoundError as error:
-        if error.name != "tilelab.views.tuning":
-            raise
-        return item
-    return TuningView(item)
+    return record_view(item) if kind == "record" else TuningView(item)
 
 
 def _summary_table(summary: dict) -> str:

@@ -20,6 +20,9 @@ from typing import Any
 from tilelab import _tilelang as tl
 from tilelab._time_limit import EXPLORE_TIMEOUT_S, TimeLimit, check_timeout
 from tilelab.errors import KernelCompileError, captured_compiler_output, error_record, source_file
+from tilelab.estimate import static_estimate
+from tilelab.machine import machine_code_for
+from tilelab.occupancy import launch_problems
 from tilelab.provenance import CacheSource, build_provenance
 from tilelab.recorder import PassRecorder
 from tilelab.records import (
@@ -84,7 +87,6 @@ def with_machine_code(record: KernelRecord, kernel: Any = None) -> KernelRecord:
     """
     if not record.has_cuda_source:
         return record
-    from tilelab.machine import machine_code_for
 
     return record.with_machine_code(machine_code_for(record, kernel=kernel))
 
@@ -143,7 +145,6 @@ def _with_estimate(record: KernelRecord, func: Any, choice: TargetChoice) -> Ker
     """``record`` with its static roofline estimate (CUDA targets), or the one-line reason it has none."""
     if not choice.is_cuda:
         return record
-    from tilelab.estimate import static_estimate
 
     estimate, reason = static_estimate(func, choice.arch, choice.device_name)
     return replace(record, estimate=estimate, estimate_note=reason or "")
@@ -316,6 +317,5 @@ def _kernel_file(links: tuple[LineLink, ...]) -> str:
 def _launch_problems(launches: tuple[LaunchRecord, ...], choice: TargetChoice) -> tuple[str, ...]:
     if not choice.is_cuda:
         return ()
-    from tilelab.occupancy import launch_problems
 
     return tuple(launch_problems(launches, choice.arch))

@@ -11,6 +11,14 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from tilelab import _hooks
+from tilelab.records import KernelRecord
+from tilelab.registry import default_registry
+from tilelab.tune.result import TuneResult
+from tilelab.views import record_view
+from tilelab.views.layout import layout_figure, layout_matplotlib
+from tilelab.views.tuning import TuningView
+
 __all__ = ["ensure_registered", "register", "register_renderers"]
 
 _registered_shells: set[int] = set()
@@ -18,14 +26,10 @@ _renderers_registered = False
 
 
 def _record_bundle(record: Any) -> dict[str, Any]:
-    from tilelab.views import record_view
-
     return record_view(record)._repr_mimebundle_()
 
 
 def _tuning_bundle(result: Any) -> dict[str, Any]:
-    from tilelab.views.tuning import TuningView
-
     return TuningView(result)._repr_mimebundle_()
 
 
@@ -34,8 +38,6 @@ def register_renderers() -> None:
     global _renderers_registered
     if _renderers_registered:
         return
-    from tilelab import _hooks
-    from tilelab.views.layout import layout_figure, layout_matplotlib
 
     _hooks.register("layout_figure", layout_figure)
     _hooks.register("layout_matplotlib", layout_matplotlib)
@@ -44,9 +46,6 @@ def register_renderers() -> None:
 
 def register(shell: Any) -> None:
     """Display records and tuning results through their views in ``shell``; show running sweeps live."""
-    from tilelab.records import KernelRecord
-    from tilelab.registry import default_registry
-    from tilelab.tune.result import TuneResult
 
     register_renderers()
     if id(shell) in _registered_shells:
@@ -72,7 +71,6 @@ class _LiveTuning:
                 return  # a run already under way when TileLab was loaded: not ours to show
             from IPython.display import display
 
-            from tilelab.views.tuning import TuningView
 
             view = TuningView(run)
             self.shown[run.id] = (view, display(view, display_id=True))

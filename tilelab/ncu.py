@@ -22,7 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from tilelab.errors import TileLabError
+from tilelab.estimate import estimate_of_built
 from tilelab.machine import find_tool
+from tilelab.profile_summary import summarize
+from tilelab.targets import gpu_name
 
 __all__ = ["DEFAULT_SECTIONS", "ProfilerUnavailableError", "ncu_command", "ncu_refusal", "parse_ncu_csv", "profile"]
 
@@ -196,9 +199,6 @@ def profile(kernel: Any, *inputs: Any, sections=DEFAULT_SECTIONS, timeout: float
 
 def _summary(frame: Any, jit: Any):
     """The frame's :class:`~tilelab.profile_summary.ProfileRecord`, measured against the present device's peaks."""
-    from tilelab.estimate import estimate_of_built
-    from tilelab.profile_summary import summarize
-    from tilelab.targets import gpu_name
 
     attrs = getattr(jit.target, "attrs", None)  # a tvm Target (a str target names no arch)
     arch = str(attrs.get("arch", "")) if attrs is not None else ""

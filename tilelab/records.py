@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from tilelab._hooks import render
 from tilelab.profile_summary import ProfileRecord
 from tilelab.provenance import CacheSource, Provenance
 from tilelab.repro import reproducer_of_record
@@ -151,13 +152,11 @@ class LayoutRecord:
 
     def plot(self, **kwargs: Any):
         """An interactive figure of this layout (``tilelab.views.layout.layout_figure``)."""
-        from tilelab._hooks import render
 
         return render("layout_figure", self, **kwargs)
 
     def to_matplotlib(self, **kwargs: Any):
         """A static matplotlib figure of this layout, for papers (``tilelab.views.layout.layout_matplotlib``)."""
-        from tilelab._hooks import render
 
         return render("layout_matplotlib", self, **kwargs)
 

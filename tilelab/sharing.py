@@ -13,6 +13,11 @@ import json
 import os
 from typing import Any
 
+from tilelab.records import KernelRecord
+from tilelab.tune.result import TuneResult
+from tilelab.views import record_view
+from tilelab.views.tuning import TuningView
+
 __all__ = ["MAX_RECORD_BYTES", "html_document", "load", "to_html"]
 
 MAX_RECORD_BYTES = 256 * 2**20  # saved records are a few MB; past this a file is refused unread
@@ -34,16 +39,10 @@ def to_html(obj: Any) -> str:
         any TileLab view (``tilelab.compare(a, b)``, ...), or any object with an
         HTML representation; anything else is shown as its escaped ``repr``.
     """
-    from tilelab.records import KernelRecord
-    from tilelab.tune.result import TuneResult
 
     if isinstance(obj, KernelRecord):
-        from tilelab.views import record_view
-
         return record_view(obj).to_html()
     if isinstance(obj, TuneResult):
-        from tilelab.views.tuning import TuningView
-
         return TuningView(obj).to_html()
     snapshot = getattr(obj, "to_html", None)
     if callable(snapshot):
@@ -74,7 +73,6 @@ def load(path: Any):
         When the file is not a saved record (or a record format this TileLab cannot read),
         or holds more than :data:`MAX_RECORD_BYTES` (256 MB).
     """
-    from tilelab.records import KernelRecord
 
     text = _read_capped(path)
     try:

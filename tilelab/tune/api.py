@@ -13,10 +13,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from tilelab import _tilelang as tl
 from tilelab._line import unquoted, words
+from tilelab.registry import default_registry
 from tilelab.targets import device_label, resolve_target
 from tilelab.tune.budget import looks_like_duration, split_budget
 from tilelab.tune.build import kernel_name, kernel_source, spec_of
+from tilelab.tune.dask_engine import DaskEngine
 from tilelab.tune.engine import run_on_engine
 from tilelab.tune.pool import session_pool
 from tilelab.tune.prior import static_order
@@ -193,8 +196,6 @@ def tune(
     NotTunableError
         When ``kernel`` is not a kernel that compile workers can rebuild.
     """
-    from tilelab import _tilelang as tl
-    from tilelab.registry import default_registry
 
     started = time.monotonic()  # the timeline's zero, and where a wall-clock budget starts
     _check_options(timeout, workers, db, rebench, resources)
@@ -280,7 +281,6 @@ def _engine(cluster: Any) -> Any:
     """The engine that runs a sweep on ``cluster`` (None: none, the sweep runs here)."""
     if cluster is None:
         return None
-    from tilelab.tune.dask_engine import DaskEngine
 
     return DaskEngine(cluster)
 

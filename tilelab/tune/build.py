@@ -32,7 +32,9 @@ from typing import Any
 import cloudpickle
 
 from tilelab import _tilelang as tl
+from tilelab.occupancy import launch_problems
 from tilelab.provenance import Provenance, build_provenance
+from tilelab.records import LaunchRecord
 
 __all__ = [
     "BuildTrace",
@@ -198,7 +200,6 @@ def launches_of(built: Any, choice: Any) -> list[Any]:
     """The :class:`~tilelab.records.LaunchRecord` of every device kernel of a built CUDA config ([] otherwise)."""
     if not choice.is_cuda:
         return []
-    from tilelab.records import LaunchRecord
 
     device_mod = tl.device_module(built)
     if device_mod is None:
@@ -208,7 +209,6 @@ def launches_of(built: Any, choice: Any) -> list[Any]:
 
 def launch_problems_of(built: Any, choice: Any, launches: list[Any] | None = None) -> list[str]:
     """Why a built config cannot launch on ``choice``'s arch (threads, shared memory), from its device module."""
-    from tilelab.occupancy import launch_problems
 
     launches = launches_of(built, choice) if launches is None else launches
     return launch_problems(launches, choice.arch) if launches else []

@@ -34,6 +34,8 @@ from tilelab._extras import require
 from tilelab.tune.bench import BenchOutcome
 from tilelab.tune.dask_tasks import BenchReply, SweepJob, bench_task, compile_task, probe_task, release
 from tilelab.tune.engine import Benched, Compiled, Event, Lost, drain
+from tilelab.tune.runner import TuneSetupError
+from tilelab.tune.sweep import shipped
 
 __all__ = ["BENCH_RESOURCES", "ClusterError", "DaskEngine", "connect"]
 
@@ -173,7 +175,6 @@ class DaskEngine:
         """Pack what every task of ``sweep`` needs (once; tasks carry it by reference to this job)."""
         import cloudpickle
 
-        from tilelab.tune.sweep import shipped
 
         args = tuple(shipped(a) for a in sweep.args)
         fixed = {k: shipped(v) for k, v in sweep.fixed.items()}
@@ -249,7 +250,6 @@ class DaskEngine:
         """The event of one finished future (none for a task that was replaced or cancelled by us)."""
         from distributed.scheduler import KilledWorker
 
-        from tilelab.tune.runner import TuneSetupError
 
         task = self._tasks.pop(future.key, None)
         if task is None:

@@ -29,6 +29,11 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from tilelab.targets import device_label, resolve_target
+from tilelab.tune.bench import bench_config
+from tilelab.tune.build import TensorShape
+from tilelab.tune.pool import Worker
+from tilelab.tune.runner import TuneSetupError
+from tilelab.tune.worker import read_message, write_message
 
 __all__ = [
     "BenchReply",
@@ -92,10 +97,6 @@ def compile_task(job: SweepJob, index: int, config: dict) -> CompileReply:
 
 
 def _checkout(job: SweepJob) -> Any:
-    from tilelab.tune.pool import Worker
-    from tilelab.tune.runner import TuneSetupError
-    from tilelab.tune.worker import read_message
-
     with _lock:
         for digest in [d for d in _idle if d != job.digest]:  # a worker serves one sweep at a time: free the last
             for stale in _idle.pop(digest):
@@ -122,8 +123,6 @@ def _checkout(job: SweepJob) -> Any:
 
 
 def _compile(process: Any, job: SweepJob, index: int, config: dict) -> CompileReply:
-    from tilelab.tune.worker import read_message, write_message
-
     started = time.monotonic()
     write_message(process.requests, ("compile", index, config))
     if not wait([process.proc.stdout], timeout=job.timeout):
@@ -159,7 +158,6 @@ def compile_processes() -> int:
 # -- benchmarks ----------------------------------------------------------------------------
 def bench_task(job: SweepJob, index: int, config: dict, best_so_far: float | None = None) -> BenchReply:
     """Benchmark one compiled config on this worker's device (a kernel-cache hit after a compile on this host)."""
-    from tilelab.tune.bench import bench_config
 
     setup = _bench_setup(job)
     outcome = bench_config(
@@ -193,7 +191,6 @@ def _bench_setup(job: SweepJob) -> dict[str, Any]:
 
 def _materialised(value: Any, choice: Any) -> Any:
     """A tensor argument (shipped as shape and dtype) as a tensor on this worker's device, for eager kernels."""
-    from tilelab.tune.build import TensorShape
 
     if not isinstance(value, TensorShape):
         return value

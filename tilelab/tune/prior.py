@@ -2,7 +2,6 @@
 
 Elaborating a config (running the kernel's Python body into TIR: no lowering, no
 nvcc) takes 0.01–0.15 s. Three facts of it order the configs:
-
 1. fragment words per thread (:func:`tilelab._tilelang.fragment_words_per_thread`)
    over :data:`FRAGMENT_WORDS_LIMIT`: it spills, or comes close, so it goes last;
 2. fewest global bytes issued by the blocks (tilelang's Analyzer: each block loads
@@ -24,6 +23,8 @@ from __future__ import annotations
 import random
 import threading
 from typing import Any
+
+from tilelab import _tilelang as tl
 
 __all__ = ["DEADLINE_S", "FRAGMENT_WORDS_LIMIT", "SAMPLE", "static_order"]
 
@@ -48,8 +49,6 @@ def static_order(kernel: Any, args: tuple, fixed: dict, todo: list[tuple[int, di
 
 
 def _rank(kernel: Any, args: tuple, fixed: dict, picked: list[tuple[int, dict]], choice: Any, keys: list) -> None:
-    from tilelab import _tilelang as tl
-
     target = choice.tvm_target()
     for index, config in picked:
         try:

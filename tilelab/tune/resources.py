@@ -23,6 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tilelab import _tilelang as tl
+from tilelab.estimate import estimate_of_built
+from tilelab.machine import BuildError, cubin_resource_usage, find_tool, machine_code
+from tilelab.occupancy import occupancy
+from tilelab.records import KernelResources, MachineCodeRecord
+from tilelab.targets import gpu_name
+
 __all__ = ["ResourceFacts", "embedded_cubins", "launch_columns", "resource_columns", "roofline_columns"]
 
 @dataclass
@@ -52,21 +59,15 @@ def resource_columns(built: Any, launches: list[Any], arch: str, timeout: float 
 
 def roofline_columns(built: Any, arch: str) -> dict[str, Any]:
     """``roofline_ms`` of a built config on the present GPU (a compiled one) or ``arch``'s default device; {} when none."""
-    from tilelab import _tilelang as tl
-    from tilelab.estimate import estimate_of_built
 
     device_name = None
     if not isinstance(built, tl.Lowered):  # a JITKernel: compiled here, for the GPU present
-        from tilelab.targets import gpu_name
-
         device_name = gpu_name()
     estimate, _reason = estimate_of_built(built, arch, device_name)
     return {"roofline_ms": estimate.roofline_ms} if estimate is not None else {}
 
 
 def _machine_facts(built: Any, launches: list[Any], arch: str, timeout: float) -> ResourceFacts:
-    from tilelab import _tilelang as tl
-
     if isinstance(built, tl.Lowered):
         return _from_source(built.device_source, launches, arch, timeout)
     facts = _from_cubin(built, launches, arch)
@@ -92,8 +93,6 @@ def _launch_values(launches: list[Any]) -> tuple[Any, Any]:
 
 
 def _from_source(source: str, launches: list[Any], arch: str, timeout: float) -> ResourceFacts:
-    from tilelab.machine import machine_code
-
     shared, threads = _launch_values(launches)
     record = machine_code(
         source, arch, dynamic_shared_bytes=shared, threads_per_block=threads, timeout=timeout, resources_only=True
@@ -153,7 +152,6 @@ def _library_of(jit_kernel: Any) -> Path | None:
 
 def _from_cubin(jit_kernel: Any, launches: list[Any], arch: str) -> ResourceFacts | None:
     """The columns from the cubin TileLang built (no second nvcc); None when there is none to read."""
-    from tilelab.machine import BuildError, cubin_resource_usage, find_tool
 
     library = _library_of(jit_kernel)
     if library is None or find_tool("cuobjdump") is None:
@@ -174,8 +172,6 @@ def _from_cubin(jit_kernel: Any, launches: list[Any], arch: str) -> ResourceFact
 
 def _facts_from_usage(usage: dict[str, dict[str, int]], launches: list[Any], arch: str) -> ResourceFacts | None:
     """ResourceFacts from ``cuobjdump --dump-resource-usage`` numbers per kernel."""
-    from tilelab.occupancy import occupancy
-    from tilelab.records import KernelResources, MachineCodeRecord
 
     by_name = {launch.kernel: launch for launch in launches}
     resources, found, notes = {}, {}, []

@@ -18,7 +18,12 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
+from tilelab.capture import explore
 from tilelab.provenance import PROVENANCE_COLUMNS
+from tilelab.tune.budget import coverage_of
+from tilelab.tune.build import build
+from tilelab.tune.repro import row_reproducer
+from tilelab.tune.timeline import frame_of
 
 __all__ = [
     "RESOURCE_COLUMNS",
@@ -40,8 +45,6 @@ _FLOAT_COLUMNS = ("latency_ms", *SPREAD_COLUMNS, "rebench_ms", "tflops", "gbps",
                   *ROOFLINE_COLUMNS, *TRUST_COLUMNS[1:])  # fmt: skip
 
 _HIGHLIGHT = "background-color: #b7e4c7; font-weight: bold"
-
-
 class TuneStatus(str, Enum):
     """How far one config got."""
 
@@ -202,7 +205,6 @@ class TuneResult:
         NaN/Inf check), under a header saying what this sweep observed (its status,
         error and latency); it imports only ``tilelang`` and ``torch``.
         """
-        from tilelab.tune.repro import row_reproducer
 
         row = config if isinstance(config, TuneRow) else next((r for r in self.rows.values() if r.config == config), None)
         if row is None:
@@ -237,7 +239,6 @@ class TuneResult:
                 raise ValueError(f"{self.kernel_name}: this sweep only lowered its configs (no device), so there is no kernel to run")
             if best is None:
                 raise ValueError(f"{self.kernel_name}: no config ran successfully, so there is no best kernel")
-            from tilelab.tune.build import build
 
             self._best_kernel = build(self.kernel, self.args, {**self.fixed, **best.config}, self.choice)
         return self._best_kernel
@@ -253,7 +254,6 @@ class TuneResult:
         tilelab.errors.KernelCompileError
             When the config fails to compile; ``.record`` holds the failed record.
         """
-        from tilelab.capture import explore
 
         row = config if isinstance(config, TuneRow) else next((r for r in self.rows.values() if r.config == config), None)
         config = row.config if row is not None else config
@@ -270,7 +270,6 @@ class TuneResult:
         ``rebenchmarking``), ``start_s`` and ``end_s`` (seconds from the ``tune()``
         call), ``duration_s`` and ``lane`` (the compile worker, or ``bench``).
         """
-        from tilelab.tune.timeline import frame_of
 
         return frame_of(self)
 
@@ -289,7 +288,6 @@ class TuneResult:
 
     def coverage(self) -> str:
         """How much of the space this run covered, and whether the wall-clock budget stopped it."""
-        from tilelab.tune.budget import coverage_of
 
         return coverage_of(self)
 

@@ -11,7 +11,6 @@ whenever one finishes, up to ``width`` in flight ("constant liar": pending
 configs count as average, so a batch spreads out).
 
 What the study learns from a row:
-
 - ``ok``: its latency;
 - ``pruned`` (an early-stopped benchmark): a pruned trial with the latency of its first calls;
 - a failure of the config (compile error, cannot launch, timeout, mismatch, run
@@ -40,6 +39,7 @@ from numbers import Real
 from typing import Any, NamedTuple
 
 from tilelab.tune.result import TuneRow, TuneStatus
+from tilelab.tune.samplers import CandidatePool, SpaceGPSampler, SpaceRandomSampler, SpaceTPESampler
 from tilelab.tune.space import config_key
 
 __all__ = [
@@ -223,7 +223,6 @@ class _Encoding:
 
     def pool(self, untried: Callable[[], Iterable[int]]) -> Any:
         """A :class:`~tilelab.tune.samplers.CandidatePool` of the configs at the positions ``untried()`` gives."""
-        from tilelab.tune.samplers import CandidatePool
 
         return CandidatePool(
             self.names, self.values, self.distributions, lambda: [self.keys[p] for p in sorted(untried())]
@@ -257,7 +256,6 @@ def _position(values: list[Any], value: Any) -> int:
 
 def make_sampler(settings: SearchSettings, pool: Any, sampler: Any = None, startup: int = 3) -> Any:
     """The sampler of ``settings`` over ``pool`` (:class:`~tilelab.tune.samplers.CandidatePool`); ``sampler`` itself when it is one."""
-    from tilelab.tune.samplers import SpaceGPSampler, SpaceRandomSampler, SpaceTPESampler
 
     if sampler is not None and not isinstance(sampler, str):
         return sampler

@@ -23,6 +23,10 @@ import time
 from dataclasses import replace
 from typing import Any, BinaryIO
 
+from tilelab.errors import captured_compiler_output, error_record
+from tilelab.tune.build import BuildTrace, build, launch_problems_of, launches_of
+from tilelab.tune.resources import launch_columns, resource_columns
+
 __all__ = ["read_message", "write_message"]
 
 _HEADER = struct.Struct("!I")
@@ -63,7 +67,6 @@ def _exit_with_parent(parent: int) -> None:
 
 def _compile(setup: dict, kernel: Any, config: dict) -> tuple[str, str | None, float, dict[str, Any], list[str]]:
     """(status, error, seconds, machine-code and provenance columns, notes) of one config."""
-    from tilelab.tune.build import BuildTrace
 
     trace = BuildTrace()
     status, error, seconds, columns, notes = _compiled(setup, kernel, config, trace)
@@ -72,8 +75,6 @@ def _compile(setup: dict, kernel: Any, config: dict) -> tuple[str, str | None, f
 
 def _compiled(setup: dict, kernel: Any, config: dict, trace: Any) -> tuple[str, str | None, float, dict[str, Any], list[str]]:
     """(status, error, seconds, machine-code columns, notes) of one config; ``trace`` learns who served its compile."""
-    from tilelab.errors import captured_compiler_output, error_record
-    from tilelab.tune.build import build, launch_problems_of, launches_of
 
     started = time.perf_counter()
     choice = setup["choice"]
@@ -91,12 +92,9 @@ def _compiled(setup: dict, kernel: Any, config: dict, trace: Any) -> tuple[str, 
             launches = launches_of(build(kernel, setup["args"], {**setup["fixed"], **config}, replace(choice, runnable=False)), choice)
     problems = launch_problems_of(built, choice, launches)
     if problems:  # no nvcc needed to know: the launch alone is over the limits
-        from tilelab.tune.resources import launch_columns
-
         return "cannot_launch", "; ".join(problems), time.perf_counter() - started, launch_columns(launches), []
     if not (setup.get("resources") and choice.is_cuda):
         return "ok", None, time.perf_counter() - started, {}, []
-    from tilelab.tune.resources import resource_columns
 
     facts = resource_columns(built, launches, choice.arch)
     seconds = time.perf_counter() - started
@@ -113,8 +111,6 @@ def _warm_up() -> float:
     try:
         import tilelang  # noqa: F401  (imported once per worker, before tvm)
 
-        import tilelab.errors
-        import tilelab.tune.build  # noqa: F401
     except ImportError:  # TileLang is only on a path the sweep's setup adds: imported then
         pass
     return time.perf_counter() - started
