@@ -11,9 +11,10 @@ from kernels import matmul
 from sample_records import EVIL, sample_record
 
 import tilelab
+from tilelab._machine_record import machine_warnings
 from tilelab.machine import build, cubin_resource_usage, find_tool, machine_code, machine_code_for, start_machine_code
 from tilelab.records import CodeLineLink, KernelResources, MachineCodeRecord, OccupancyRecord
-from tilelab.views.machine_code import hot_lines, machine_code_html, machine_warnings
+from tilelab.views.machine_code import hot_lines, machine_code_html
 
 pytestmark = pytest.mark.skipif(find_tool("nvcc") is None, reason="needs nvcc")
 

@@ -98,3 +98,17 @@ def _occupancies(resources: dict[str, KernelResources], arch: str, notes: list[s
         except (KeyError, ValueError) as exc:  # an arch without limits, or no block size: no occupancy, a note
             notes.append(f"occupancy of {name}: {exc.args[0]}")
     return found
+
+
+def machine_warnings(machine: MachineCodeRecord) -> list[str]:
+    """Plain-text warnings for the Overview: kernels that cannot launch, spills, a failed or missing build."""
+    if machine.error:
+        return [f"machine code: the build failed — {machine.error.splitlines()[0]}"]
+    found = [f"cannot launch on {machine.arch}: {reason}" for reason in machine.launch_reasons]
+    for name, resources in machine.resources.items():
+        if resources.spills:
+            found.append(
+                f"{name} spills registers: {resources.spill_stores} B stored and {resources.spill_loads} B loaded "
+                f"per thread ({resources.registers} registers, {resources.stack_frame} B stack frame)"
+            )
+    return found

@@ -73,7 +73,7 @@ from typing import Any, ClassVar
 from tilelab.registry import Registry, default_registry
 from tilelab.version import __version__
 from tilelab.views import record_view
-from tilelab.views._live import live_bundle
+from tilelab.views._bundle import live_bundle
 from tilelab.views.tuning import TuningView
 
 __all__ = ["PROTOCOL_VERSION", "TARGET", "BridgeSession", "register", "unregister"]

@@ -7,6 +7,8 @@ import sys
 import warnings
 from typing import Any
 
+from tilelab.views._live import live_views
+
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 # Which widget, made by which kernel session: TileLab's JupyterLab extension shows the widget only while
 # that session runs, and the text/html snapshot beside it otherwise (a reopened notebook, a restart).
@@ -32,8 +34,6 @@ class BundleView:
             self._widget = self._build_widget()
             key = self.live_key()
             if key is not None:
-                from tilelab.views._live import live_views
-
                 live_views().adopt(key, self._widget)
         return self._widget
 
@@ -90,3 +90,21 @@ def kernel_session() -> str | None:
     shell = ipython.get_ipython() if ipython is not None else None
     session = getattr(getattr(getattr(shell, "kernel", None), "session", None), "session", None)
     return session if isinstance(session, str) and session else None
+
+
+def live_bundle(view: Any) -> dict[str, Any] | None:
+    """The widget-view bundle of ``view``: the tree already live for its key, else a new one (None: no widgets here).
+
+    The side panel shows a record through this: when the notebook already shows
+    the record's Explorer, the panel's tab is a second view of that same widget,
+    so nothing the notebook shows is closed.
+    """
+    if not isinstance(view, BundleView) or view.widget_problem() is not None:
+        return None
+    key = view.live_key()
+    tree = live_views().get(key) if key is not None else None
+    widget = tree if tree is not None else view.widget
+    return {
+        WIDGET_MIME: {"version_major": 2, "version_minor": 0, "model_id": widget.model_id},
+        "text/plain": repr(view),
+    }

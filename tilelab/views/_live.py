@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
 
-__all__ = ["LIMIT", "LiveViews", "close_tree", "live_bundle", "live_views"]
+__all__ = ["LIMIT", "LiveViews", "close_tree", "live_views"]
 
 LIMIT = 64
 
@@ -86,23 +86,3 @@ def live_views() -> LiveViews:
     if _live is None:
         _live = LiveViews()
     return _live
-
-
-def live_bundle(view: Any) -> dict[str, Any] | None:
-    """The widget-view bundle of ``view``: the tree already live for its key, else a new one (None: no widgets here).
-
-    The side panel shows a record through this: when the notebook already shows
-    the record's Explorer, the panel's tab is a second view of that same widget,
-    so nothing the notebook shows is closed.
-    """
-    from tilelab.views._bundle import WIDGET_MIME, BundleView
-
-    if not isinstance(view, BundleView) or view.widget_problem() is not None:
-        return None
-    key = view.live_key()
-    tree = live_views().get(key) if key is not None else None
-    widget = tree if tree is not None else view.widget
-    return {
-        WIDGET_MIME: {"version_major": 2, "version_minor": 0, "model_id": widget.model_id},
-        "text/plain": repr(view),
-    }

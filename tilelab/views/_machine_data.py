@@ -13,8 +13,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from tilelab._machine_record import machine_warnings
+from tilelab._machine_text import INSTRUCTION_CLASSES, instruction_classes
 from tilelab.records import CodeLineLink, KernelRecord, MachineCodeRecord
 from tilelab.views._source_links import SourceLinks, source_links
+from tilelab.views.machine_code import CLASS_COLOURS, limits_note, resource_rows
 
 __all__ = ["CODES", "HOW", "MAX_LIVE_LINES", "MachineCodeData", "kernel_slice"]
 
@@ -72,8 +75,6 @@ def kernel_slice(text: str, links: tuple[CodeLineLink, ...], kernel: str, names:
 
 def _classes(counts: dict[str, int]) -> list[dict[str, Any]]:
     """The kernel's instructions by class, each with its opcodes (most frequent first) and its share."""
-    from tilelab._machine_text import INSTRUCTION_CLASSES, instruction_classes
-    from tilelab.views.machine_code import CLASS_COLOURS
 
     total = sum(counts.values()) or 1
     members = {name: set(opcodes) for name, opcodes in INSTRUCTION_CLASSES.items()}
@@ -97,7 +98,6 @@ def _classes(counts: dict[str, int]) -> list[dict[str, Any]]:
 
 def _card(machine: MachineCodeRecord, name: str) -> dict[str, Any]:
     """One kernel's resources and occupancy: plain-text rows, the occupancy, whether it launches and why not."""
-    from tilelab.views.machine_code import limits_note, resource_rows
 
     resources, occupancy = machine.resources[name], machine.occupancy.get(name)
     bad = {"spills per thread"} if resources.spills else set()
@@ -130,8 +130,6 @@ class MachineCodeData:
             log = (machine.error or "") if machine else ""
             return {"state": state, "message": message, "log": log[:_MAX_ERROR]}
         head = f"{machine.arch} (built as {machine.compile_arch})" if machine.compile_arch else machine.arch
-        from tilelab.views.machine_code import machine_warnings
-
         return {
             "state": "ready",
             "head": head,

@@ -8,6 +8,9 @@ from tilelab.diffs import align_passes, ir_at, only_in
 from tilelab.records import KernelRecord
 from tilelab.views._bundle import BundleView
 from tilelab.views._passdata import DiffData
+from tilelab.views.html import BOX, details, escape, table
+from tilelab.views.passes import diff_html
+from tilelab.views.widgets import CompareWidget, bundle_problem
 
 __all__ = ["CompareView", "align_passes", "compare_html", "only_in"]
 
@@ -94,13 +97,9 @@ class CompareView(BundleView):
         return ("compare", self.a.id, self.b.id)
 
     def widget_problem(self) -> str | None:
-        from tilelab.views.widgets import bundle_problem
-
         return bundle_problem()
 
     def _build_widget(self):
-        from tilelab.views.widgets import CompareWidget
-
         def pair(content: dict[str, Any]) -> dict[str, Any]:
             return self.payload(int(content["row"]), bool(content.get("ignore_whitespace", True)))
 
@@ -124,8 +123,6 @@ class CompareView(BundleView):
 
 def compare_html(view: CompareView) -> str:
     """The snapshot: passes in only one record, the aligned passes, and the diff of the selected (or last) row."""
-    from tilelab.views.html import BOX, details, escape, table
-    from tilelab.views.passes import diff_html
 
     label_a, label_b = _labels(view.a, view.b)
     first, second = only_in(view.a, view.b)

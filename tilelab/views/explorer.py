@@ -12,7 +12,18 @@ from __future__ import annotations
 from typing import Any
 
 from tilelab.records import KernelRecord
+from tilelab.registry import default_registry
 from tilelab.views._bundle import BundleView
+from tilelab.views._machine_data import MachineCodeData
+from tilelab.views._passdata import pass_rows
+from tilelab.views.html import BOX, details, escape, overview_html
+from tilelab.views.layout_html import layouts_html
+from tilelab.views.layout_view import LayoutsWidget
+from tilelab.views.machine_code import machine_code_html
+from tilelab.views.passes import PassesData, passes_html
+from tilelab.views.profile import profile_html
+from tilelab.views.source import SourceData, source_html
+from tilelab.views.widgets import ExplorerWidget, bundle_problem
 
 __all__ = ["PROFILE_TAB", "TABS", "ExplorerView", "explorer_html"]
 
@@ -96,19 +107,11 @@ class ExplorerView(BundleView):
         return ("explorer", self.record.id)
 
     def widget_problem(self) -> str | None:
-        from tilelab.views.widgets import bundle_problem
-
         return bundle_problem()
 
     def _build_widget(self):
         import ipywidgets as widgets
 
-        from tilelab.views._machine_data import MachineCodeData
-        from tilelab.views._passdata import pass_rows
-        from tilelab.views.layout_view import LayoutsWidget
-        from tilelab.views.passes import PassesData
-        from tilelab.views.source import SourceData
-        from tilelab.views.widgets import ExplorerWidget
 
         record = self.record
         passes, source = PassesData(record.passes), SourceData(record)
@@ -150,7 +153,6 @@ class ExplorerView(BundleView):
 
     def _follow_machine_code(self) -> None:
         """Until the record's machine code arrives (the magic builds it in the background), watch for its replacement."""
-        from tilelab.registry import default_registry
 
         record = self.record
         if not record.has_cuda_source or record.machine_code is not None or self._unsubscribe is not None:
@@ -187,10 +189,6 @@ class ExplorerView(BundleView):
 
 def explorer_html(record: KernelRecord) -> str:
     """The Explorer's static snapshot: Overview, Passes, Source and Layouts as ``<details>`` sections."""
-    from tilelab.views.html import BOX, details, escape, overview_html
-    from tilelab.views.layout_html import layouts_html
-    from tilelab.views.passes import passes_html
-    from tilelab.views.source import source_html
 
     changed = sum(1 for p in record.passes if p.changed)
     head = f"TileLab Explorer — {record.name} ({record.arch}, {'failed' if not record.ok else record.mode.value})"
@@ -213,8 +211,6 @@ def _machine_section(record: KernelRecord) -> str:
     """The Machine code section (resources, occupancy, instruction classes, SASS, PTX) when the record has it."""
     if record.machine_code is None:
         return ""
-    from tilelab.views.html import details
-    from tilelab.views.machine_code import machine_code_html
 
     return details(
         "Machine code", machine_code_html(record.machine_code, record.source), attrs=" data-section='machine'"
@@ -222,14 +218,11 @@ def _machine_section(record: KernelRecord) -> str:
 
 
 def _profile_html(record: KernelRecord) -> str:
-    from tilelab.views.profile import profile_html
-
     return profile_html(record.profile)
 
 
 def _newest(record: KernelRecord) -> KernelRecord:
     """The newest version of ``record`` (the magic replaces it when its machine code arrives in the background)."""
-    from tilelab.registry import default_registry
 
     try:
         return default_registry().get(record.id)
@@ -239,7 +232,6 @@ def _newest(record: KernelRecord) -> KernelRecord:
 
 def _overview_with_machine_code(record: KernelRecord) -> str:
     """The live Overview: the newest version of the record (its machine code arrives in the background)."""
-    from tilelab.views.html import overview_html
 
     record = _newest(record)
     return overview_html(record) + _machine_section(record)

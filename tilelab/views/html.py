@@ -11,6 +11,7 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from tilelab._machine_record import machine_warnings
 from tilelab.records import KernelRecord
 
 __all__ = [
@@ -127,8 +128,6 @@ def _machine_rows(record: KernelRecord) -> list[tuple[str, str]]:
     machine = record.machine_code
     if machine is None:
         return []
-    from tilelab.views.machine_code import machine_warnings
-
     rows = []
     for name, resources in machine.resources.items():
         occupancy = machine.occupancy.get(name)

@@ -201,12 +201,3 @@ def grid_payload(layout: LayoutRecord, replica: int = 0, index: int = 0) -> tupl
     meta = {"kind": layout.kind.value, "rows": rows, "cols": cols, "replica": replica, "tile": index, "arrays": names}
     buffers = [np.ascontiguousarray(grid[name], dtype="<i4").tobytes() for name in names]
     return meta, buffers
-
-
-def __getattr__(name: str) -> Any:
-    # The figures import plotly or matplotlib: loaded on first use, so the live grid and the snapshot never pay.
-    if name in ("layout_figure", "layout_matplotlib"):
-        from tilelab.views import layout_plots
-
-        return getattr(layout_plots, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

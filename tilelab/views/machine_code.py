@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tilelab._machine_record import machine_warnings
+from tilelab._machine_text import INSTRUCTION_CLASSES, instruction_classes, opcode_of
+from tilelab.occupancy import LIMITS_SOURCE, limits_for
 from tilelab.records import KernelResources, MachineCodeRecord, OccupancyRecord, SourceRecord
 from tilelab.views.html import MONO, details, escape, table
 
@@ -21,7 +24,6 @@ __all__ = [
     "hot_lines",
     "limits_note",
     "machine_code_html",
-    "machine_warnings",
     "resource_rows",
 ]
 
@@ -40,23 +42,8 @@ CLASS_COLOURS = {
 }
 
 
-def machine_warnings(machine: MachineCodeRecord) -> list[str]:
-    """Plain-text warnings for the Overview: kernels that cannot launch, spills, a failed or missing build."""
-    if machine.error:
-        return [f"machine code: the build failed — {machine.error.splitlines()[0]}"]
-    found = [f"cannot launch on {machine.arch}: {reason}" for reason in machine.launch_reasons]
-    for name, resources in machine.resources.items():
-        if resources.spills:
-            found.append(
-                f"{name} spills registers: {resources.spill_stores} B stored and {resources.spill_loads} B loaded "
-                f"per thread ({resources.registers} registers, {resources.stack_frame} B stack frame)"
-            )
-    return found
-
-
 def hot_lines(machine: MachineCodeRecord, source: SourceRecord | None = None, limit: int = 12) -> list[dict]:
     """The CUDA lines with the most SASS instructions: line, cell line (via ``source``), count, classes."""
-    from tilelab._machine_text import INSTRUCTION_CLASSES, opcode_of
 
     class_of = {opcode: name for name, opcodes in INSTRUCTION_CLASSES.items() for opcode in opcodes}
     sass = machine.sass.splitlines()
@@ -106,7 +93,6 @@ def resource_rows(resources: KernelResources, occupancy: OccupancyRecord | None)
 
 def _limits(arch: str) -> ArchLimits | None:
     """``arch``'s limits; None for an arch the table does not know (a loaded record may name any)."""
-    from tilelab.occupancy import limits_for
 
     try:
         return limits_for(arch)
@@ -116,7 +102,6 @@ def _limits(arch: str) -> ArchLimits | None:
 
 def limits_note(arch: str) -> str:
     """Where the limits an occupancy is measured against come from, or that they are unknown for ``arch``."""
-    from tilelab.occupancy import LIMITS_SOURCE
 
     return f"{arch} limits: {LIMITS_SOURCE}" if _limits(arch) is not None else f"{arch}: limits unknown"
 
@@ -151,8 +136,6 @@ def _resource_card(name: str, machine: MachineCodeRecord) -> str:
 
 
 def _classes_table(machine: MachineCodeRecord) -> str:
-    from tilelab._machine_text import instruction_classes
-
     rows = []
     for name, counts in machine.instruction_counts.items():
         for group, count in instruction_classes(counts).items():

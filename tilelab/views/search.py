@@ -17,6 +17,10 @@ import math
 import warnings
 from typing import Any
 
+from tilelab.tune.result import TuneStatus
+from tilelab.tune.search import study_of
+from tilelab.tune.space import config_key
+
 __all__ = ["best_so_far", "best_so_far_svg", "importance_svg", "parameter_importance", "search_html"]
 
 _FONT = "var(--jp-ui-font-family, system-ui, -apple-system, sans-serif)"
@@ -47,7 +51,6 @@ def best_so_far(result: Any):
     """
     import pandas as pd
 
-    from tilelab.tune.result import TuneStatus
 
     timed = [
         row for row in result.rows.values()
@@ -89,7 +92,6 @@ def parameter_importance(result: Any) -> tuple[dict[str, float], str]:
         return _main_effects(timed, result.swept), "main effects"
     import optuna
 
-    from tilelab.tune.search import study_of
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Optuna warns about small studies; the bars say what there is
@@ -102,7 +104,6 @@ def parameter_importance(result: Any) -> tuple[dict[str, float], str]:
 
 def _main_effects(rows: list[Any], swept: tuple[str, ...]) -> dict[str, float]:
     """Per parameter, the variance of log latency between its values' means, as a share of the sum over parameters."""
-    from tilelab.tune.space import config_key
 
     logs = [math.log(row.latency_ms) for row in rows]
     mean = sum(logs) / len(logs)

@@ -23,7 +23,9 @@ import time
 from typing import Any
 
 from tilelab.provenance import PROVENANCE_COLUMNS
+from tilelab.registry import default_registry
 from tilelab.views._bundle import BundleView
+from tilelab.views.search import search_html
 from tilelab.views.timeline import timeline_html
 
 __all__ = ["TuningView", "heat_colour"]
@@ -235,7 +237,6 @@ class TuningView(BundleView):
         search = getattr(self.result, "search", None)
         if search is None or getattr(search, "kind", "grid") == "grid" or not self.result.rows:
             return ""
-        from tilelab.views.search import search_html
 
         return search_html(self.result)
 
@@ -249,8 +250,6 @@ class TuningView(BundleView):
         box = widgets.VBox([self._progress, self._pivot, self._timeline, self._table])
         box.add_class("tilelab-tuning")
         if not _finished(self.result) and self._unsubscribe is None:
-            from tilelab.registry import default_registry
-
             self._unsubscribe = default_registry().subscribe(self._on_event)
         return box
 
