@@ -130,7 +130,7 @@ class ProfileRecord:
 
     @classmethod
     def from_dict(cls, data: dict) -> ProfileRecord:
-        """The record that :func:`tilelab.records._encode` wrote as ``data``."""
+        """The record that :func:`tilelab.records.encoding.encode` wrote as ``data``."""
         kernels = []
         for kernel in data["kernels"]:
             roofline = kernel.get("roofline")

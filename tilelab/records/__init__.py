@@ -1,0 +1,42 @@
+"""The records of one compile: plain, immutable, JSON-serialisable data.
+
+Records hold text, numbers and numpy arrays only (never TVM or torch objects),
+import nothing heavy, and know nothing of views. ``KernelRecord.to_json`` /
+``KernelRecord.from_json`` carry ``FORMAT_VERSION``.
+"""
+
+from tilelab.records.kernel import FORMAT_VERSION, KernelRecord
+from tilelab.records.machine_code import CodeLineLink, KernelResources, MachineCodeRecord, OccupancyRecord
+from tilelab.records.parts import (
+    CompileMode,
+    ErrorRecord,
+    LaunchRecord,
+    LayoutKind,
+    LayoutRecord,
+    LineLink,
+    PassRecord,
+    SourceRecord,
+    StaticEstimate,
+    Status,
+    TimingRecord,
+)
+
+__all__ = [
+    "FORMAT_VERSION",
+    "CodeLineLink",
+    "CompileMode",
+    "ErrorRecord",
+    "KernelRecord",
+    "KernelResources",
+    "LaunchRecord",
+    "LayoutKind",
+    "LayoutRecord",
+    "LineLink",
+    "MachineCodeRecord",
+    "OccupancyRecord",
+    "PassRecord",
+    "SourceRecord",
+    "StaticEstimate",
+    "Status",
+    "TimingRecord",
+]

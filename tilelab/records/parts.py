@@ -1,0 +1,221 @@
+"""The parts of a compile's record: passes, sources and their line links, layouts,
+launches, timings, the static estimate and the error. Plain frozen data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from tilelab._hooks import render
+from tilelab.records.encoding import values_equal
+
+
+class Status(str, Enum):
+    """Whether the compile finished."""
+
+    OK = "ok"
+    FAILED = "failed"
+
+
+class CompileMode(str, Enum):
+    """How far the compile went."""
+
+    LOWERED = "lowered"  # device code generated, not compiled: no GPU here
+    COMPILED = "compiled"  # compiled for a present device (or the CPU), runnable
+
+
+class LayoutKind(str, Enum):
+    FRAGMENT = "fragment"  # registers: element -> (thread, local index)
+    SHARED = "shared"  # shared memory: element -> physical offset
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class PassRecord:
+    """One top-level compiler pass and the IR right after it."""
+
+    index: int
+    name: str
+    ir: str
+    changed: bool
+    added: int
+    removed: int
+    seconds: float
+    phase: str | None = None
+
+
+@dataclass(frozen=True)
+class LineLink:
+    """Generated-source line ``output_line`` came from ``file:line``."""
+
+    output_line: int
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    """Generated sources and how they link back to the kernel's Python."""
+
+    device: str
+    host: str | None
+    language: str  # "cuda" or "c"
+    line_links: tuple[LineLink, ...]
+    kernel_file: str  # the file (or cell) that defined the kernel
+    kernel_source: str  # the text of kernel_file, for side-by-side views
+
+    def cuda_lines_for(self, line: int) -> list[int]:
+        """Generated lines that came from ``line`` of the kernel's file."""
+        return [link.output_line for link in self.line_links if link.file == self.kernel_file and link.line == line]
+
+    def kernel_line_for(self, output_line: int) -> int | None:
+        """The kernel-file line that generated ``output_line``, if known."""
+        for link in self.line_links:
+            if link.output_line == output_line and link.file == self.kernel_file:
+                return link.line
+        return None
+
+
+@dataclass(frozen=True, eq=False)
+class LayoutRecord:
+    """The inferred layout of one buffer after ``tl.LayoutInference``.
+
+    For fragments ``thread`` and ``local_index`` have shape
+    ``(replicas, *shape)``: replica ``r`` of element ``(i, j)`` lives in
+    register ``local_index[r, i, j]`` of thread ``thread[r, i, j]``.
+    For shared buffers ``offset`` has shape ``shape`` and holds the physical
+    element offset (row-major over the layout's output shape).
+    """
+
+    buffer: str
+    scope: str
+    shape: tuple[int, ...]
+    dtype: str
+    kind: LayoutKind
+    description: str
+    threads: int = 0
+    replicas: int = 1
+    thread: np.ndarray | None = None
+    local_index: np.ndarray | None = None
+    offset: np.ndarray | None = None
+    kernel: str = ""  # the device kernel that allocates the buffer
+    thread_start: int = 0  # threadIdx.x of the fragment's thread 0 (its thread range's start)
+
+    @property
+    def element_bytes(self) -> int:
+        bits = int("".join(ch for ch in self.dtype if ch.isdigit()) or 8)
+        return max(1, bits // 8)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LayoutRecord):
+            return NotImplemented
+        return all(values_equal(getattr(self, f.name), getattr(other, f.name)) for f in fields(self))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def plot(self, **kwargs: Any):
+        """An interactive figure of this layout (``tilelab.views.layout.layout_figure``)."""
+
+        return render("layout_figure", self, **kwargs)
+
+    def to_matplotlib(self, **kwargs: Any):
+        """A static matplotlib figure of this layout, for papers (``tilelab.views.layout.layout_matplotlib``)."""
+
+        return render("layout_matplotlib", self, **kwargs)
+
+
+@dataclass(frozen=True)
+class LaunchRecord:
+    """Launch facts of one device kernel; an extent that depends on a dynamic shape is its expression (a str)."""
+
+    grid: tuple[int | str, int | str, int | str]
+    block: tuple[int, int, int]
+    dynamic_shared_bytes: int
+    kernel: str = ""  # the device function's name, e.g. main_kernel
+
+    @property
+    def threads(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+
+@dataclass(frozen=True)
+class TimingRecord:
+    elaborate_s: float = 0.0
+    lower_s: float = 0.0
+    compile_s: float = 0.0
+
+    @property
+    def total_s(self) -> float:
+        return self.elaborate_s + self.lower_s + self.compile_s
+
+
+@dataclass(frozen=True)
+class StaticEstimate:
+    """A static roofline estimate of one kernel: what it computes and moves, against one device's peaks.
+
+    ``flops`` counts ``T.gemm`` only (2·M·N·K each) and ``bytes`` the global
+    side of every ``T.copy`` as the blocks issue them (each block its own tiles,
+    cache hits included), both by tilelang's ``tilelang.tools.Analyzer``.
+    ``min_bytes`` is what must cross global memory at least once (the copied
+    global buffers' sizes, at most ``bytes``): the roofline uses it, so
+    :attr:`roofline_ms` is a bound no run should beat at these peaks (the dense tensor-core peak of
+    ``operand_dtypes``, the GEMMs' A operands: FP16/BF16, TF32 for float32, FP8, INT8 or FP64).
+    :mod:`tilelab.estimate` builds this record and names the peaks' source.
+    """
+
+    flops: int
+    bytes: int
+    min_bytes: int
+    device: str  # whose peaks, e.g. "H200 SXM"
+    peak_flops: float  # FLOP/s
+    peak_bytes: float  # bytes/s
+    peaks_source: str  # the datasheet figure the peaks are, in words
+    operand_dtypes: tuple[str, ...] = ()  # the dtypes the T.gemm calls multiply, which pick the FLOP peak
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        """FLOPs per byte that must move (``min_bytes``)."""
+        return self.flops / self.min_bytes if self.min_bytes else float("inf")
+
+    @property
+    def compute_ms(self) -> float:
+        return self.flops / self.peak_flops * 1e3
+
+    @property
+    def memory_ms(self) -> float:
+        return self.min_bytes / self.peak_bytes * 1e3
+
+    @property
+    def roofline_ms(self) -> float:
+        """The roofline bound: no faster than its FLOPs at peak compute, nor its ``min_bytes`` at peak bandwidth."""
+        return max(self.compute_ms, self.memory_ms)
+
+    @property
+    def bound(self) -> str:
+        """``"compute"`` or ``"memory"``: which of the two sets :attr:`roofline_ms`."""
+        return "compute" if self.compute_ms >= self.memory_ms else "memory"
+
+    def percent_of_roofline(self, latency_ms: float | None) -> float | None:
+        """``roofline_ms / latency_ms`` in percent (100 = at the bound); None without a measured latency."""
+        return self.roofline_ms / latency_ms * 100 if latency_ms else None
+
+    def text(self) -> str:
+        """One line: ``2.15 GFLOP, 6.29 MB (35.7 MB issued by the blocks), bound: compute, roofline time 2.17 µs on H100 SXM``."""
+        return (
+            f"{self.flops / 1e9:.3g} GFLOP, {self.min_bytes / 1e6:.3g} MB ({self.bytes / 1e6:.3g} MB issued by the blocks), "
+            f"bound: {self.bound}, roofline time {self.roofline_ms * 1e3:.3g} µs on {self.device}"
+        )
+
+
+@dataclass(frozen=True)
+class ErrorRecord:
+    """A failure a user caused, cleaned for display; ``log`` keeps the original."""
+
+    kind: str  # e.g. "elaborate", "lower", "compile", "run"
+    message: str
+    file: str | None = None
+    line: int | None = None  # line in ``file`` (a cell line for %%tilelang)
+    log: str = ""
