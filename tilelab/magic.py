@@ -9,12 +9,10 @@ its Python (cheap: it only defines kernels) but compiles nothing.
 
 from __future__ import annotations
 
-import hashlib
 import linecache
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -22,7 +20,9 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from tilelab import _tilelang as tl
-from tilelab._line import LineError, option_words, unquoted, words
+from tilelab._line import LineError, option_words
+from tilelab._magic_cell import CachedCell, cell_key, compile_cell, located
+from tilelab._magic_lines import cache, list_records, show, subcommand, why
 from tilelab._time_limit import EXPLORE_TIMEOUT_S, check_timeout
 from tilelab.errors import KernelCompileError, NoGPUError, error_record
 from tilelab.records import KernelRecord
@@ -30,9 +30,6 @@ from tilelab.registry import LIMIT, Bounded, default_registry
 from tilelab.targets import TargetError, resolve_target
 
 __all__ = ["TileLangMagics", "load_extension", "unload_extension"]
-
-_SUBCOMMANDS = ("list", "show", "diff", "why", "cache", "traceback", "tune")
-
 
 @magics_class
 class TileLangMagics(Magics):
@@ -42,7 +39,7 @@ class TileLangMagics(Magics):
         super().__init__(shell)
         self.registry = default_registry()
         # Both bounded like the registry: a long session runs many distinct cells.
-        self._cache: Bounded[str, _CachedCell] = Bounded(LIMIT)
+        self._cache: Bounded[str, CachedCell] = Bounded(LIMIT)
         self._cell_files: Bounded[str, None] = Bounded(
             LIMIT, on_evict=lambda filename, _: linecache.cache.pop(filename, None)
         )
@@ -92,7 +89,7 @@ class TileLangMagics(Magics):
             kernels, bindings = self._run_cell(code, filename, options.name)
             records, compiled = self._explore_all(kernels, arguments, choice, options.timeout)
             if all(record.ok for record in records):
-                self._cache[key] = _CachedCell(records, compiled, bindings)
+                self._cache[key] = CachedCell(records, compiled, bindings)
         self._bind(records, compiled, announce_errors=options.no_show)
         if cached is None and not options.no_machine_code:  # after binding: a cached build can finish at once
             for record in records:
@@ -117,40 +114,11 @@ class TileLangMagics(Magics):
         return options
 
     def _compile_cell(self, cell: str, magic_line: str | None = None) -> tuple[Any, str]:
-        """The cell's code object, under a pseudo-file that linecache (and TileLang's parser) can read.
-
-        With ``magic_line`` the pseudo-file starts with it, as the editor shows the cell: every line
-        number (errors, the Source tab, CUDA ``#line``) is then the editor's.
-        """
-        head = [] if magic_line is None else [magic_line + "\n"]
-        text = "".join(head) + cell
-        filename = f"<tilelang-cell-{hashlib.sha256(text.encode()).hexdigest()[:10]}>"
-        lines = text.splitlines(keepends=True)
-        linecache.cache[filename] = (len(text), None, lines, filename)
-        self._cell_files[filename] = None  # the newest cells keep their entry (TileLang reads it on every compile)
-        try:
-            # The magic line is not Python: a blank line in its place keeps the numbering.
-            return compile("\n" * len(head) + cell, filename, "exec", dont_inherit=True), filename  # not our __future__ flags
-        except SyntaxError as exc:
-            error = error_record(exc, stage="cell", kernel_file=filename)
-            raise UsageError(_located(error.message, exc.lineno, lines)) from None
+        """The cell's code object under its pseudo-file (:func:`tilelab._magic_cell.compile_cell`)."""
+        return compile_cell(cell, self._cell_files, magic_line)
 
     def _cache_key(self, cell: str, code: Any, options: Any, arguments: Any, target: str) -> str:
-        """Cell code, arguments, target, tilelang version and the simple globals the cell reads.
-
-        The code is the cell's syntax tree, not its text: an edit of comments or
-        whitespace alone compiles nothing (the previous records are shown again).
-        """
-        import ast
-
-        import tilelang
-
-        normalized = ast.dump(ast.parse(cell))
-        namespace = self.shell.user_ns
-        reads = {name: repr(namespace[name]) for name in sorted(_global_names(code)) if name in namespace and _is_simple(namespace[name])}
-        described = _describe_arguments(arguments) if arguments is not None else None
-        parts = (normalized, repr((options.name, described, reads)), target, tilelang.__version__)
-        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+        return cell_key(cell, code, options.name, arguments, target, self.shell.user_ns)
 
     def _run_cell(self, code: Any, filename: str, only: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
         """Run the cell in the user namespace; return the kernels it defined and everything it bound."""
@@ -160,7 +128,7 @@ class TileLangMagics(Magics):
         except Exception as exc:  # the user's cell can raise anything: one located line, not a traceback
             error = error_record(exc, stage="cell", kernel_file=filename)
             self._last_log = error.log
-            raise UsageError(_located(error.message, error.line, linecache.getlines(filename))) from None
+            raise UsageError(located(error.message, error.line, linecache.getlines(filename))) from None
         bindings = {name: value for name, value in self.shell.user_ns.items() if before.get(name, _MISSING) is not value}
         kernels = {name: value for name, value in bindings.items() if not name.startswith("_") and tl.is_kernel(value)}
         if only is not None:
@@ -223,7 +191,7 @@ class TileLangMagics(Magics):
         for record in records:
             if not record.ok and record.error is not None:
                 lines = linecache.getlines(record.error.file or "")
-                print(f"{record.name}: {_located(record.error.message, record.error.line, lines)}", file=sys.stderr)
+                print(f"{record.name}: {located(record.error.message, record.error.line, lines)}", file=sys.stderr)
                 print("(%tilelang traceback shows the full compiler log)", file=sys.stderr)
 
     def _show(self, records: list[KernelRecord], since: bool):
@@ -310,59 +278,24 @@ class TileLangMagics(Magics):
 
     # -- line forms -----------------------------------------------------------------
     def _line_command(self, line: str):
-        try:
-            said = [unquoted(word) for word in words(line)]
-        except LineError as exc:
-            raise UsageError(f"%tilelang {exc}") from None
-        if not said or said[0] not in _SUBCOMMANDS:
-            raise UsageError(f"%tilelang {line!r}: use one of {', '.join(_SUBCOMMANDS)} (or %%tilelang as a cell magic)")
-        command, rest = said[0], said[1:]
+        command, rest = subcommand(line)
         if command == "list":
-            return self._list()
+            return list_records(self.registry)
         if command == "show":
-            if len(rest) != 1:
-                raise UsageError("usage: %tilelang show NAME")
-            record = self.registry.latest(rest[0])
-            if record is None:
-                raise UsageError(f"no kernel called {rest[0]!r} compiled in this session; %tilelang list shows them")
-            from tilelab.views import record_view
-
-            return record_view(record)
+            return show(self.registry, rest)
         if command == "diff":
             return self._diff(rest)
         if command == "why":
-            return self._why(rest)
+            return why(self.registry, rest)
         if command == "cache":
-            return self._cache_command(rest)
+            return cache(rest)
         if command == "traceback":
             if self._last_log is None:
                 print("no TileLab error in this session")
             else:
                 print(self._last_log)
             return None
-        return self._tune(line.split(None, 1)[1] if len(said) > 1 else "")
-
-    def _why(self, words: list[str]) -> None:
-        """``%tilelang why NAME [A B]``: which components of TileLang's cache key changed (default: the last two runs)."""
-        from tilelab.runs import RunsError, why_of_runs
-
-        if not words:
-            raise UsageError("usage: %tilelang why NAME [A B]  (run numbers; default: the last two)")
-        try:
-            print(why_of_runs(self.registry, words[0], words[1:]).text())
-        except RunsError as exc:
-            raise UsageError(str(exc)) from None
-
-    def _cache_command(self, words: list[str]) -> None:
-        """``%tilelang cache [prune ...]``: TileLang's kernel cache, as ``tilelab cache`` lists or prunes it."""
-        from tilelab._cli_cache import CacheUsageError, magic_command
-
-        try:
-            text = magic_command(words)
-        except CacheUsageError as exc:
-            raise UsageError(f"%tilelang cache: {exc}") from None
-        if text:
-            print(text)
+        return self._tune(line.split(None, 1)[1] if rest else "")
 
     def _diff(self, words: list[str]):
         """``%tilelang diff NAME [A B]``: the comparison of two runs (default: the last two)."""
@@ -380,13 +313,6 @@ class TileLangMagics(Magics):
         print("\n".join([f"run {first} -> run {second}", *record_changes(before, after).lines()[1:]]))
         return CompareView(before, after)
 
-    def _list(self):
-        import pandas as pd
-
-        rows = [record.summary() for record in self.registry.records()]
-        columns = ["name", "status", "mode", "arch", "passes", "compile_s", "threads", "error", "id"]
-        return pd.DataFrame(rows, columns=columns)
-
     def _tune(self, rest: str):
         from tilelab.tune.api import tune_from_line
 
@@ -397,42 +323,6 @@ class TileLangMagics(Magics):
 
 
 _MISSING = object()
-_SIMPLE = (int, float, str, bool, bytes, type(None))
-
-
-@dataclass(frozen=True)
-class _CachedCell:
-    records: list[KernelRecord]
-    compiled: dict[str, Any]  # runnable kernels by name (GPU or CPU targets)
-    bindings: dict[str, Any]  # every name the cell bound, restored on a hit
-
-
-def _global_names(code: Any) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if hasattr(const, "co_names"):
-            names |= _global_names(const)
-    return names
-
-
-def _is_simple(value: Any) -> bool:
-    if isinstance(value, (tuple, list)):
-        return all(_is_simple(item) for item in value)
-    return isinstance(value, _SIMPLE)
-
-
-def _describe_arguments(value: Any) -> str:
-    from tilelab.capture import describe_arguments
-
-    if isinstance(value, dict):
-        return repr(describe_arguments((), value))
-    return repr(describe_arguments(value if isinstance(value, tuple) else (value,), {}))
-
-
-def _located(message: str, line: int | None, lines: list[str]) -> str:
-    if line is None or not 0 < line <= len(lines):
-        return message
-    return f"line {line}: {message}\n  {line} | {lines[line - 1].rstrip()}"
 
 
 def _bench(name: str, jit_kernel: Any) -> None:
