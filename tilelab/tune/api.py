@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import ast
 import os
-import re
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from tilelab import _tilelang as tl
-from tilelab._line import unquoted, words
 from tilelab.registry import default_registry
 from tilelab.targets import device_label, resolve_target
-from tilelab.tune.budget import looks_like_duration, split_budget
+from tilelab.tune.budget import split_budget
 from tilelab.tune.build import kernel_name, kernel_source, spec_of
 from tilelab.tune.dask_engine import DaskEngine
 from tilelab.tune.engine import run_on_engine
@@ -26,18 +23,11 @@ from tilelab.tune.prior import static_order
 from tilelab.tune.result import TuneResult, TuneRow
 from tilelab.tune.runner import Sweep, run_sweep, worker_count
 from tilelab.tune.search import GridFeed, SearchSettings, StudyFeed, resolve_search
-from tilelab.tune.space import Choices, Space, choices, config_key, int_parameters
+from tilelab.tune.space import Choices, Space, config_key, int_parameters
 from tilelab.tune.store import RunKey, TuningStore, open_history, signature_of
+from tilelab.tune.tune_line import parse_tune_line
 
 __all__ = ["LARGE_GRID", "LargeSpaceWarning", "NotTunableError", "tune", "tune_from_line"]
-
-_OPTIONS = (
-    "where", "reference", "flops", "bytes", "target", "arch", "timeout", "workers", "force", "db", "rtol", "atol",
-    "search", "budget", "seed", "sampler", "prune", "rebench", "resources", "cluster",
-)  # fmt: skip
-_FLAGS = ("force", "prune")  # options that may be written without a value
-_WORDS = ("target", "arch", "search", "sampler")  # options whose value may be a bare word
-_NAME = re.compile(r"^[A-Za-z_]\w*$")
 
 
 LARGE_GRID = 1000  # configs: a grid above this is warned about before it starts
@@ -362,84 +352,5 @@ def tune_from_line(line: str, user_ns: dict[str, Any]) -> TuneResult:
     ValueError
         With one line naming the token that could not be read.
     """
-    tokens = words(line)
-    if tokens[:1] == ["tune"]:
-        tokens = tokens[1:]
-    if not tokens:
-        raise ValueError("usage: %tilelang tune NAME [ARGS...] param=v1,v2,... [timeout=S] [target=c]")
-    name, *rest = tokens
-    if name not in user_ns:
-        raise ValueError(f"no kernel named {name!r} in the notebook")
-    args, kwargs = [], {}
-    remaining = iter(rest)
-    for written in remaining:
-        token = _option(written, remaining) if written.startswith("--") else written
-        key, sep, text = token.partition("=")
-        if not sep:
-            if kwargs:
-                raise ValueError(f"positional argument {token!r} after keyword arguments")
-            args.append(_value(token, text=token, user_ns=user_ns))
-        elif not _NAME.match(key):
-            raise ValueError(f"{token!r}: {key!r} is not a parameter name")
-        elif key == "where":
-            kwargs[key] = _where(token, unquoted(text))
-        elif key in _WORDS and _NAME.match(text):
-            kwargs[key] = text
-        elif key == "budget" and looks_like_duration(unquoted(text)):
-            kwargs[key] = unquoted(text)  # budget=3m: a wall-clock budget
-        else:
-            values = _values(token, text, user_ns)
-            if len(values) > 1 and key in _OPTIONS:
-                raise ValueError(f"{token!r}: {key} takes one value")
-            kwargs[key] = choices(values) if len(values) > 1 else values[0]
-    return tune(user_ns[name], *args, **kwargs)
-
-
-def _option(token: str, remaining: Iterator[str]) -> str:
-    """``--force``, ``--arch=sm_80`` or ``--arch sm_80`` as ``key=value``."""
-    key, sep, text = token[2:].partition("=")
-    if key not in _OPTIONS:
-        raise ValueError(f"{token!r} is not an option of %tilelang tune (options: {', '.join('--' + o for o in _OPTIONS)})")
-    if key in _FLAGS and not sep:
-        return f"{key}=True"
-    if not sep:
-        text = next(remaining, None)
-        if text is None:
-            raise ValueError(f"{token!r} needs a value")
-    return f"{key}={text}"
-
-
-def _values(token: str, text: str, user_ns: dict[str, Any]) -> list[Any]:
-    try:
-        items = ast.parse(f"[{text}]", mode="eval").body.elts
-    except SyntaxError:
-        raise ValueError(f"cannot read {token!r}: expected comma-separated Python literals") from None
-    if not items:
-        raise ValueError(f"{token!r} has no value")
-    return [_value(token, ast.get_source_segment(f"[{text}]", item), user_ns) for item in items]
-
-
-def _value(token: str, text: str, user_ns: dict[str, Any]) -> Any:
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        if _NAME.match(text) and text in user_ns:
-            return user_ns[text]
-        raise ValueError(f"cannot read {token!r}: {text!r} is not a Python literal nor a name in the notebook") from None
-
-
-def _where(token: str, expression: str) -> Callable[[dict[str, Any]], bool]:
-    try:
-        code = compile(expression, "<where>", "eval")
-    except SyntaxError:
-        raise ValueError(f"{token!r}: {expression!r} is not a Python expression") from None
-
-    def where(config: dict[str, Any]) -> bool:
-        try:
-            return bool(eval(code, {"__builtins__": {}}, dict(config)))
-        except NameError as exc:
-            raise ValueError(f"{token!r}: {exc.name!r} is not a swept parameter (where= sees {', '.join(config)})") from None
-        except Exception as exc:  # the user's expression: whatever it raises is one line about it
-            raise ValueError(f"{token!r} fails for {config}: {type(exc).__name__}: {exc}") from None
-
-    return where
+    kernel, args, kwargs = parse_tune_line(line, user_ns)
+    return tune(kernel, *args, **kwargs)
