@@ -7,7 +7,8 @@
  * model says so and tries again each time a cell finishes, so running
  * `%load_ext tilelab` is enough to fill the panel. The comm talks to a kernel
  * subshell where the kernel has them, so the panel follows a cell (a tune)
- * while it runs.
+ * while it runs (`comm_open.ts`). The state it shows is `panel_state.ts`; its
+ * requests waiting for a reply are `comm_requests.ts`.
  */
 
 import type { ISessionContext } from '@jupyterlab/apputils';
@@ -15,6 +16,9 @@ import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
+import { closeComm, waitForSubshell } from './comm_open';
+import { PendingRequests } from './comm_requests';
+import { EMPTY_STATE, IPanelState, upsert } from './panel_state';
 import {
   COMM_TARGET,
   IItemReply,
@@ -27,46 +31,6 @@ import {
   envelope,
   parseMessage
 } from './protocol';
-
-/** Where the connection to the active notebook's kernel stands. */
-export type Phase =
-  | 'no-notebook' // no notebook is active
-  | 'no-kernel' // the notebook has no running kernel
-  | 'connecting' // comm opened, waiting for the kernel's hello
-  | 'not-loaded' // the kernel closed the comm: TileLab is not loaded there
-  | 'ready' // subscribed; records and tuning runs are live
-  | 'incompatible'; // the kernel speaks another protocol version
-
-/** The model's state, replaced as a whole on every change. */
-export interface IPanelState {
-  phase: Phase;
-  notebook: string | null;
-  records: IRecordSummary[];
-  tuning: ITuningSummary[];
-  /** The kernel's TileLab version, once it said hello. */
-  kernelVersion: string | null;
-  /** The last problem to show (a kernel error message, a malformed reply). */
-  problem: string | null;
-}
-
-type Reply = IItemReply | IViewReply;
-
-interface IPending {
-  resolve: (reply: Reply) => void;
-  reject: (error: Error) => void;
-}
-
-/** How long a comm waits for its kernel subshell before it opens on the main shell. */
-const SUBSHELL_WAIT_MS = 5000;
-
-const EMPTY: IPanelState = {
-  phase: 'no-notebook',
-  notebook: null,
-  records: [],
-  tuning: [],
-  kernelVersion: null,
-  problem: null
-};
 
 /** Mirrors the TileLab registry of the active notebook's kernel. */
 export class TileLabModel {
@@ -127,16 +91,14 @@ export class TileLabModel {
     Signal.clearData(this);
   }
 
-  private _request(request: Request): Promise<Reply> {
+  private _request(request: Request): Promise<IItemReply | IViewReply> {
     const comm = this._comm;
     if (comm === null || this._state.phase !== 'ready') {
       return Promise.reject(new Error('not connected'));
     }
-    const seq = ++this._seq;
-    return new Promise<Reply>((resolve, reject) => {
-      this._pending.set(seq, { resolve, reject });
-      this._send(comm, request, seq);
-    });
+    const { seq, reply } = this._pending.add();
+    this._send(comm, request, seq);
+    return reply;
   }
 
   private _onCurrentChanged(_: INotebookTracker, panel: NotebookPanel | null): void {
@@ -153,14 +115,14 @@ export class TileLabModel {
     this._context = context;
     this._notebook = panel;
     if (context === null) {
-      this._setState({ ...EMPTY });
+      this._setState({ ...EMPTY_STATE });
       return;
     }
     context.kernelChanged.connect(this._onKernelChanged, this);
     context.statusChanged.connect(this._onStatusChanged, this);
     context.iopubMessage.connect(this._onIopub, this);
     context.propertyChanged.connect(this._onPropertyChanged, this);
-    this._setState({ ...EMPTY, phase: 'no-kernel', notebook: context.path || null });
+    this._setState({ ...EMPTY_STATE, phase: 'no-kernel', notebook: context.path || null });
     this._connect();
   }
 
@@ -243,30 +205,9 @@ export class TileLabModel {
     void this._open(kernel, comm);
   }
 
-  /**
-   * Open `comm` with a hello. JupyterLab sends a comm's messages over a kernel subshell when the
-   * kernel has them (ipykernel 7): the kernel then answers while a cell runs, so a running tune
-   * fills the panel as it goes. Opened before its subshell exists, the comm would wait in the main
-   * shell's queue behind that cell.
-   */
+  /** Open `comm` with a hello, on its kernel subshell where the kernel has them (see `comm_open.ts`). */
   private async _open(kernel: Kernel.IKernelConnection, comm: Kernel.IComm): Promise<void> {
-    const started = (comm as { subshellStarted?: Promise<void> }).subshellStarted;
-    const subshell = async (): Promise<void> => {
-      await kernel.info;
-      if (kernel.supportsSubshells && String(comm.commsOverSubshells) !== 'disabled' && started !== undefined) {
-        await started;
-      }
-    };
-    let timer = 0;
-    // A subshell asked for while the kernel restarts may never come: then the main shell, after a while.
-    const late = new Promise<void>(resolve => (timer = window.setTimeout(resolve, SUBSHELL_WAIT_MS)));
-    try {
-      await Promise.race([subshell(), late]);
-    } catch {
-      // No subshell after all: the main shell answers once it is idle.
-    } finally {
-      window.clearTimeout(timer);
-    }
+    await waitForSubshell(kernel, comm);
     if (comm.isDisposed) {
       return;
     }
@@ -285,7 +226,7 @@ export class TileLabModel {
   private _dropComm(): void {
     const comm = this._comm;
     this._comm = null;
-    this._rejectPending('the connection to the kernel closed');
+    this._pending.rejectAll('the connection to the kernel closed');
     if (comm === null || comm.isDisposed) {
       return;
     }
@@ -295,18 +236,9 @@ export class TileLabModel {
       // Opened, not yet answered: the kernel's answer is on its way (a close where TileLab is not loaded).
       // Closing now would leave that answer for a comm the page no longer knows ("Comm not found").
       comm.onClose = () => undefined;
-      comm.onMsg = () => this._close(comm); // TileLab answered after all: now close it
+      comm.onMsg = () => closeComm(comm); // TileLab answered after all: now close it
     } else {
-      this._close(comm);
-    }
-  }
-
-  private _close(comm: Kernel.IComm): void {
-    try {
-      void comm.close().done.catch(() => undefined);
-    } catch {
-      // The kernel is gone already: the comm cannot send its close.
-      comm.dispose();
+      closeComm(comm);
     }
   }
 
@@ -315,7 +247,7 @@ export class TileLabModel {
       return;
     }
     this._comm = null;
-    this._rejectPending('the kernel closed the connection');
+    this._pending.rejectAll('the kernel closed the connection');
     if (this._state.phase !== 'incompatible') {
       this._setState({ ...this._state, phase: 'not-loaded', records: [], tuning: [] });
     }
@@ -361,31 +293,17 @@ export class TileLabModel {
         break;
       case 'item':
       case 'view':
-        this._settle(message.seq, message, null);
+        this._pending.settle(message.seq, message, null);
         break;
       case 'error':
         if (message.code === 'version') {
           this._setState({ ...this._state, phase: 'incompatible', problem: message.message });
           this._dropComm();
-        } else if (!this._settle(message.seq, null, message.message)) {
+        } else if (!this._pending.settle(message.seq, null, message.message)) {
           this._setState({ ...this._state, problem: message.message });
         }
         break;
     }
-  }
-
-  private _settle(seq: number | undefined, reply: Reply | null, error: string | null): boolean {
-    const pending = seq === undefined ? undefined : this._pending.get(seq);
-    if (seq === undefined || pending === undefined) {
-      return false;
-    }
-    this._pending.delete(seq);
-    if (reply !== null) {
-      pending.resolve(reply);
-    } else {
-      pending.reject(new Error(error ?? 'failed'));
-    }
-    return true;
   }
 
   private _send(comm: Kernel.IComm, request: Request, seq?: number): void {
@@ -394,14 +312,6 @@ export class TileLabModel {
     } catch {
       // The comm was disposed under us (a restart): treat it as closed.
       this._onClosed(comm);
-    }
-  }
-
-  private _rejectPending(reason: string): void {
-    const pending = [...this._pending.values()];
-    this._pending.clear();
-    for (const { reject } of pending) {
-      reject(new Error(reason));
     }
   }
 
@@ -416,19 +326,8 @@ export class TileLabModel {
   private _comm: Kernel.IComm | null = null;
   private _opened = new WeakSet<Kernel.IComm>(); // comms whose comm_open was sent
   private _answered = new WeakSet<Kernel.IComm>(); // comms the kernel said hello on
-  private _state: IPanelState = { ...EMPTY };
-  private _pending = new Map<number, IPending>();
-  private _seq = 0;
+  private _state: IPanelState = { ...EMPTY_STATE };
+  private _pending = new PendingRequests();
   private _isDisposed = false;
   private _stateChanged = new Signal<this, void>(this);
-}
-
-function upsert<T extends { id: string }>(items: T[], item: T): T[] {
-  const index = items.findIndex(existing => existing.id === item.id);
-  if (index < 0) {
-    return [...items, item];
-  }
-  const copy = [...items];
-  copy[index] = item;
-  return copy;
 }

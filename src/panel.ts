@@ -11,7 +11,8 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
-import { IPanelState, TileLabModel } from './model';
+import { TileLabModel } from './model';
+import { IPanelState } from './panel_state';
 import type { IRecordSummary, ITuningSummary, ItemKind } from './protocol';
 import { LiveView, SnapshotView, WIDGET_MIME } from './tabs';
 import { h } from './widgets/dom';

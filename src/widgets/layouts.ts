@@ -10,40 +10,13 @@
 
 import { button, h, keepKeys, watchWidth } from './dom';
 import { Colours, IPalette, readTheme } from './layouts_colours';
+import { BUTTON, labelled, picker, segmented } from './layouts_controls';
+import { IEntry, WarpLegend, renderFacts } from './layouts_facts';
 import { ColourMode, IGridData, IGridView, LABEL_LEVEL, LEVELS, LabelMode } from './layouts_geometry';
 import { GridCanvas, IHover } from './layouts_grid';
+import { IReply, readTile, tileKey } from './layouts_tiles';
 import { IModel, save } from './model';
 
-/** One layout's facts, as `tilelab.views.layout.layout_entries` sends them. */
-interface IEntry {
-  name: string;
-  kind: 'fragment' | 'shared' | 'other';
-  shape: number[];
-  dtype: string;
-  rows: number;
-  cols: number;
-  tiles: number;
-  replicas: number;
-  threads: [number, number] | null;
-  table: boolean;
-  summary: string;
-  description: string;
-}
-
-/** The kernel's answer to a `grid` request (`LayoutsWidget.reply`), its tables in two buffers. */
-interface IReply {
-  id?: number;
-  type?: string;
-  error?: string;
-  name?: string;
-  kind?: 'fragment' | 'shared';
-  rows?: number;
-  cols?: number;
-  replica?: number;
-  tile?: number;
-}
-
-const BUTTON = 'tl-lay-button';
 const COLOUR_MODES: ColourMode[] = ['warp', 'thread', 'local'];
 const LABEL_MODES: LabelMode[] = ['offset', 'bank'];
 
@@ -55,11 +28,11 @@ class LayoutsView {
     keepKeys(this.root); // our keys must not move the notebook
     this._bar = h('div', 'tl-lay-bar');
     this._facts = h('div', 'tl-lay-facts');
-    this._legend = h('div', 'tl-lay-legend');
+    this._legend = new WarpLegend(() => this._redraw());
     this._status = h('div', 'tl-lay-status');
     this._tip = h('div', 'tl-lay-tip');
     this._description = h('details', 'tl-lay-description');
-    this.root.append(this._bar, this._facts, this._legend, this._status);
+    this.root.append(this._bar, this._facts, this._legend.node, this._status);
     this._grid = new GridCanvas(
       this.root,
       hover => this._showTip(hover),
@@ -108,11 +81,11 @@ class LayoutsView {
   }
 
   private _view(): IGridView {
-    return { level: this._level, colour: this._colour, label: this._label, warp: this._warp };
+    return { level: this._level, colour: this._colour, label: this._label, warp: this._legend.warp };
   }
 
   private _cacheKey(): string {
-    return `${this._name}/${this._replica}/${this._tile}`;
+    return tileKey(this._name, this._replica, this._tile);
   }
 
   // -- rendering ---------------------------------------------------------------------
@@ -140,7 +113,7 @@ class LayoutsView {
     this._name = name;
     this._replica = 0;
     this._tile = 0;
-    this._warp = null;
+    this._legend.warp = null;
     this._fitNext = true;
     if (fromUser) {
       save(this._model, 'selected', name);
@@ -167,26 +140,26 @@ class LayoutsView {
       return;
     }
     if (entry.replicas > 1) {
-      this._bar.append(labelled('replica', this._picker('tl-lay-replica', entry.replicas, this._replica, value => {
+      this._bar.append(labelled('replica', picker('tl-lay-replica', entry.replicas, this._replica, value => {
         this._replica = value;
         this._switchStart = performance.now();
         this._fetch();
       })));
     }
     if (entry.tiles > 1) {
-      this._bar.append(labelled('tile', this._picker('tl-lay-tile', entry.tiles, this._tile, value => {
+      this._bar.append(labelled('tile', picker('tl-lay-tile', entry.tiles, this._tile, value => {
         this._tile = value;
         this._switchStart = performance.now();
         this._fetch();
       })));
     }
     if (entry.kind === 'fragment') {
-      this._bar.append(this._segmented('colour', COLOUR_MODES, this._colour, mode => {
+      this._bar.append(segmented('colour', COLOUR_MODES, this._colour, mode => {
         this._colour = mode as ColourMode;
         this._redraw();
       }));
     } else if (entry.kind === 'shared') {
-      this._bar.append(this._segmented('label', LABEL_MODES, this._label, mode => {
+      this._bar.append(segmented('label', LABEL_MODES, this._label, mode => {
         this._label = mode as LabelMode;
         this._redraw();
       }));
@@ -201,93 +174,9 @@ class LayoutsView {
     this._onZoom(this._level);
   }
 
-  private _picker(className: string, count: number, value: number, change: (value: number) => void): HTMLElement {
-    const select = h('select', className);
-    for (let index = 0; index < count; index++) {
-      const option = h('option', '', String(index));
-      option.value = String(index);
-      select.append(option);
-    }
-    select.value = String(value);
-    select.addEventListener('change', () => change(Number(select.value)));
-    return select;
-  }
-
-  private _segmented(title: string, modes: string[], current: string, change: (mode: string) => void): HTMLElement {
-    const group = h('span', 'tl-lay-segmented');
-    group.setAttribute('role', 'radiogroup');
-    group.setAttribute('aria-label', title);
-    group.append(h('span', 'tl-lay-label', title));
-    for (const mode of modes) {
-      const choice = button(
-        mode,
-        `${title}: ${mode}`,
-        () => {
-          for (const other of group.querySelectorAll('button')) {
-            other.classList.toggle('tl-mod-active', other === choice);
-            other.setAttribute('aria-checked', String(other === choice));
-          }
-          change(mode);
-        },
-        BUTTON
-      );
-      choice.setAttribute('role', 'radio');
-      choice.classList.toggle('tl-mod-active', mode === current);
-      choice.setAttribute('aria-checked', String(mode === current));
-      group.append(choice);
-    }
-    return group;
-  }
-
   private _renderFacts(entry: IEntry): void {
-    const shape = entry.shape.join('×');
-    this._facts.replaceChildren(
-      h('b', '', entry.name),
-      document.createTextNode(` · ${entry.kind} ${shape} ${entry.dtype} · ${entry.summary}`)
-    );
-    if (entry.threads !== null && entry.threads[0] !== 0) {
-      this._facts.append(
-        h('span', 'tl-lay-range', ` · thread_range [${entry.threads[0]}, ${entry.threads[1]}): ids are threadIdx.x`)
-      );
-    }
-    this._description.replaceChildren(
-      h('summary', '', 'TileLang layout'),
-      h('pre', 'tl-lay-pre', entry.description)
-    );
-    this._renderLegend(entry);
-  }
-
-  /** Warp chips (fragments): a click keeps only that warp's colours (by lane) and greys the rest. */
-  private _renderLegend(entry: IEntry): void {
-    this._legend.replaceChildren();
-    if (entry.kind !== 'fragment' || entry.threads === null) {
-      return;
-    }
-    const [start, end] = entry.threads;
-    const chips: HTMLButtonElement[] = [];
-    const choose = (warp: number | null) => {
-      this._warp = this._warp === warp ? null : warp;
-      for (const chip of chips) {
-        const value = chip.dataset.warp === 'all' ? null : Number(chip.dataset.warp);
-        chip.classList.toggle('tl-mod-active', value === this._warp);
-      }
-      this._redraw();
-    };
-    const all = button('all warps', 'colour every warp', () => choose(null), BUTTON);
-    all.dataset.warp = 'all';
-    all.classList.toggle('tl-mod-active', this._warp === null);
-    chips.push(all);
-    for (let warp = Math.floor(start / 32); warp <= Math.floor((end - 1) / 32); warp++) {
-      const first = Math.max(start, warp * 32);
-      const last = Math.min(end, (warp + 1) * 32) - 1;
-      const chip = button('', `only warp ${warp}: threads ${first}–${last} coloured by lane`, () => choose(warp), BUTTON);
-      chip.dataset.warp = String(warp);
-      const swatch = h('span', 'tl-lay-swatch');
-      swatch.style.background = this._colours.warp(warp, 0).fill;
-      chip.append(swatch, document.createTextNode(`warp ${warp} · T${first}–${last}`));
-      chips.push(chip);
-    }
-    this._legend.append(...chips);
+    renderFacts(this._facts, this._description, entry);
+    this._legend.render(entry, this._colours);
   }
 
   private _redraw(): void {
@@ -301,7 +190,7 @@ class LayoutsView {
     this._colours = new Colours(this._palette(), readTheme(this._el));
     const entry = this._entry;
     if (entry !== undefined) {
-      this._renderLegend(entry);
+      this._legend.render(entry, this._colours);
     }
     this._redraw();
   }
@@ -367,9 +256,9 @@ class LayoutsView {
         this._fit();
         return true;
       case 'Escape':
-        if (this._warp !== null && this._entry !== undefined) {
-          this._warp = null;
-          this._renderLegend(this._entry);
+        if (this._legend.warp !== null && this._entry !== undefined) {
+          this._legend.warp = null;
+          this._legend.render(this._entry, this._colours);
           this._redraw();
           return true;
         }
@@ -419,21 +308,11 @@ class LayoutsView {
       this._status.textContent = message.error;
       return;
     }
-    if (message.type !== 'grid' || buffers.length < 2 || message.rows === undefined || message.cols === undefined) {
+    const data = readTile(message, buffers, this._entries);
+    if (data === null) {
       return;
     }
-    const entry = this._entries.find(candidate => candidate.name === message.name);
-    const data: IGridData = {
-      kind: message.kind ?? 'fragment',
-      rows: message.rows,
-      cols: message.cols,
-      replica: message.replica ?? 0,
-      tile: message.tile ?? 0,
-      a: int32(buffers[0]),
-      b: int32(buffers[1]),
-      start: entry?.threads?.[0] ?? 0
-    };
-    const key = `${message.name}/${data.replica}/${data.tile}`;
+    const key = tileKey(message.name, data.replica, data.tile);
     this._cache.set(key, data);
     if (key === this._cacheKey()) {
       this._draw(key, data);
@@ -454,7 +333,7 @@ class LayoutsView {
   private _el: HTMLElement;
   private _bar: HTMLElement;
   private _facts: HTMLElement;
-  private _legend: HTMLElement;
+  private _legend: WarpLegend;
   private _status: HTMLElement;
   private _tip: HTMLElement;
   private _description: HTMLElement;
@@ -472,7 +351,6 @@ class LayoutsView {
   private _tile = 0;
   private _colour: ColourMode = 'warp';
   private _label: LabelMode = 'offset';
-  private _warp: number | null = null;
   private _level = LABEL_LEVEL;
   private _fitNext = true;
   private _shown: string | null = null;
@@ -480,17 +358,6 @@ class LayoutsView {
   private _requests = 0;
   private _pending = -1;
   private _switchStart = 0;
-}
-
-function labelled(text: string, control: HTMLElement): HTMLElement {
-  const label = h('label', 'tl-lay-field');
-  label.append(h('span', 'tl-lay-label', text), control);
-  return label;
-}
-
-/** A little-endian int32 view of a message buffer (copied: the buffer's offset may not be 4-aligned). */
-function int32(view: DataView): Int32Array {
-  return new Int32Array(view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength));
 }
 
 /** anywidget's entry point. */

@@ -7,7 +7,7 @@
  * offsets / banks (shared layouts); `layouts_geometry.ts` says where they fall.
  */
 
-import { Colours, ICellColour } from './layouts_colours';
+import { Colours } from './layouts_colours';
 import {
   HEADER,
   IGeometry,
@@ -19,9 +19,9 @@ import {
   MAX_HEIGHT,
   clampLevel,
   geometryOf,
-  levelsFor,
-  tickStep
+  levelsFor
 } from './layouts_geometry';
+import { describeCell, paintTile } from './layouts_paint';
 
 /** The hovered cell: where it is, the pointer (px, in the grid's box) and its facts as one line. */
 export interface IHover {
@@ -161,65 +161,8 @@ export class GridCanvas {
       this.canvas.style.height = `${height}px`;
     }
     context.setTransform(ratio, 0, 0, ratio, 0, 0);
-    const theme = colours.theme;
-    context.fillStyle = theme.background;
-    context.fillRect(0, 0, width, height);
-    const sx = this._scroller.scrollLeft;
-    const sy = this._scroller.scrollTop;
-    const { level, gutter, bandCols, bandHeight } = geometry;
-    const gap = level.cw >= 6 ? 1 : 0;
-    // The hovered cell's thread (fragments) or bank (shared): every cell sharing it is outlined.
-    const owner = data.kind === 'fragment' ? data.a : data.b;
-    const hovered = this._hoverCell !== null ? owner[this._hoverCell.row * data.cols + this._hoverCell.col] : null;
-    let firstLabel = '';
-    for (let band = 0; band < geometry.bands; band++) {
-      const top = band * bandHeight + HEADER - sy;
-      if (top > height || top + data.rows * level.ch < 0) {
-        continue;
-      }
-      const bandStart = band * bandCols;
-      const bandEnd = Math.min(data.cols, bandStart + bandCols);
-      const c0 = bandStart + Math.max(0, Math.floor(sx / level.cw));
-      const c1 = Math.min(bandEnd, bandStart + Math.ceil((sx + width - gutter) / level.cw) + 1);
-      const r0 = Math.max(0, Math.floor(-top / level.ch));
-      const r1 = Math.min(data.rows, Math.ceil((height - top) / level.ch) + 1);
-      context.font = `${level.font}px ${theme.font}`;
-      context.textAlign = 'center';
-      context.textBaseline = 'middle';
-      for (let row = r0; row < r1; row++) {
-        const y = top + row * level.ch;
-        for (let col = c0; col < c1; col++) {
-          const x = gutter + (col - bandStart) * level.cw - sx;
-          const index = row * data.cols + col;
-          const colour = this._colourOf(data, view, colours, index);
-          context.fillStyle = colour.fill;
-          context.fillRect(x, y, level.cw - gap, level.ch - gap);
-          if (level.lines > 0) {
-            const label = this._label(data, view, index, level);
-            if (label !== null) {
-              if (firstLabel === '') {
-                firstLabel = label.join('/');
-              }
-              context.fillStyle = colour.text;
-              const middle = y + (level.ch - gap) / 2;
-              if (label.length === 1) {
-                context.fillText(label[0], x + (level.cw - gap) / 2, middle, level.cw - 3);
-              } else {
-                context.fillText(label[0], x + (level.cw - gap) / 2, middle - level.font / 2 - 1, level.cw - 3);
-                context.fillText(label[1], x + (level.cw - gap) / 2, middle + level.font / 2 + 1, level.cw - 3);
-              }
-            }
-          }
-          if (hovered !== null && owner[index] === hovered) {
-            context.strokeStyle = theme.accent;
-            context.lineWidth = level.cw >= 6 ? 1.5 : 1;
-            context.strokeRect(x + 0.75, y + 0.75, level.cw - gap - 1.5, level.ch - gap - 1.5);
-          }
-        }
-      }
-      this._drawColumnNumbers(context, data, geometry, band, geometry.bands > 1 ? top - HEADER : 0, sx, width);
-    }
-    this._drawRowNumbers(context, data, geometry, sy, height);
+    const { scrollLeft, scrollTop } = this._scroller;
+    const firstLabel = paintTile(context, data, view, colours, geometry, this._hoverCell, scrollLeft, scrollTop, width, height);
     this.canvas.dataset.firstLabel = firstLabel;
   }
 
@@ -228,93 +171,6 @@ export class GridCanvas {
       cancelAnimationFrame(this._frame);
     }
     this.node.remove();
-  }
-
-  private _colourOf(data: IGridData, view: IGridView, colours: Colours, index: number): ICellColour {
-    if (data.kind === 'shared') {
-      return colours.categorical(data.b[index]);
-    }
-    const thread = data.a[index];
-    const warp = Math.floor(thread / 32);
-    if (view.warp !== null) {
-      return warp === view.warp ? colours.categorical(thread % 32) : colours.muted;
-    }
-    switch (view.colour) {
-      case 'thread':
-        return colours.categorical(thread);
-      case 'local':
-        return colours.categorical(data.b[index]);
-      default:
-        return colours.warp(warp, thread % 32);
-    }
-  }
-
-  private _label(data: IGridData, view: IGridView, index: number, level: ILevel): string[] | null {
-    if (data.kind === 'shared') {
-      return [String(view.label === 'bank' ? data.b[index] : data.a[index])];
-    }
-    const thread = `T${data.a[index]}`;
-    const local = `L${data.b[index]}`;
-    return level.lines === 2 ? [thread, local] : [`${thread}/${local}`];
-  }
-
-  private _drawColumnNumbers(
-    context: CanvasRenderingContext2D,
-    data: IGridData,
-    geometry: IGeometry,
-    band: number,
-    y: number,
-    sx: number,
-    width: number
-  ): void {
-    const { level, gutter, bandCols } = geometry;
-    const theme = this._colours!.theme;
-    context.fillStyle = theme.background;
-    context.fillRect(0, y, width, HEADER);
-    context.fillStyle = theme.muted;
-    context.font = `10px ${theme.font}`;
-    context.textAlign = 'center';
-    context.textBaseline = 'middle';
-    const step = tickStep(level.cw, 30);
-    const start = band * bandCols;
-    const end = Math.min(data.cols, start + bandCols);
-    for (let col = start; col < end; col += step) {
-      const x = gutter + (col - start) * level.cw - sx + (step === 1 ? level.cw / 2 : 0);
-      if (x >= gutter - 1 && x <= width) {
-        context.textAlign = step === 1 ? 'center' : 'left';
-        context.fillText(String(col), x, y + HEADER / 2);
-      }
-    }
-  }
-
-  private _drawRowNumbers(
-    context: CanvasRenderingContext2D,
-    data: IGridData,
-    geometry: IGeometry,
-    sy: number,
-    height: number
-  ): void {
-    const { level, gutter, bandHeight } = geometry;
-    const theme = this._colours!.theme;
-    context.fillStyle = theme.background;
-    context.fillRect(0, 0, gutter - 2, height);
-    context.fillStyle = theme.muted;
-    context.textAlign = 'right';
-    context.textBaseline = 'middle';
-    const step = tickStep(level.ch, 14);
-    for (let band = 0; band < geometry.bands; band++) {
-      const top = band * bandHeight + HEADER - sy;
-      for (let row = 0; row < data.rows; row += step) {
-        const y = top + row * level.ch + (step === 1 ? level.ch / 2 : 5);
-        if (y >= HEADER && y <= height) {
-          context.fillText(String(row), gutter - 5, y);
-        }
-      }
-    }
-    if (geometry.bands === 1) {
-      context.fillStyle = theme.background;
-      context.fillRect(0, 0, gutter - 2, HEADER);
-    }
   }
 
   /** The cell under canvas point (x, y), or null. */
@@ -348,7 +204,7 @@ export class GridCanvas {
   private _hover(event: MouseEvent): void {
     const point = this._point(event);
     const cell = this._cellAt(point.x, point.y);
-    this._setHover(cell === null ? null : { ...cell, ...point, text: this._describe(cell.row, cell.col) });
+    this._setHover(cell === null ? null : { ...cell, ...point, text: describeCell(this._data!, cell.row, cell.col) });
   }
 
   private _setHover(hover: IHover | null): void {
@@ -362,22 +218,6 @@ export class GridCanvas {
     }
     this._hoverCell = hover === null ? null : { row: hover.row, col: hover.col };
     this.requestDraw();
-  }
-
-  /** Row, col and every fact of one cell, as one line. */
-  private _describe(row: number, col: number): string {
-    const data = this._data!;
-    const index = row * data.cols + col;
-    if (data.kind === 'shared') {
-      return `row ${row}, col ${col} · offset ${data.a[index]} · bank ${data.b[index]}`;
-    }
-    const thread = data.a[index];
-    const relative = thread - data.start;
-    const own = data.start !== 0 ? ` (thread ${relative} of the fragment)` : '';
-    return (
-      `row ${row}, col ${col} · threadIdx.x ${thread}${own} · warp ${Math.floor(thread / 32)}, lane ${thread % 32}` +
-      ` · local ${data.b[index]} · replica ${data.replica}`
-    );
   }
 
   private _click(event: MouseEvent): void {

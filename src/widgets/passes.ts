@@ -3,105 +3,37 @@
  * marks), the selected pass diffed against the pass before it or any chosen
  * pass (side by side or unified, whitespace ignored or not), the IR after any
  * pass, and a search over every pass's IR that lists where a match first
- * appears, grows or shrinks. Texts come from the kernel on request; replies
- * are kept, so going back to a pass is immediate.
+ * appears, grows or shrinks. Texts come from the kernel on request
+ * (`pass_texts.ts`); the controls are `pass_controls.ts`, the search
+ * `pass_search.ts`.
  */
 
 import { Channel } from './channel';
-import { SearchQuery } from '@codemirror/search';
-import { CodePane, showMatches } from './codepane';
+import { CodePane } from './codepane';
 import { DiffView, fittedMode, splitFits } from './diffview';
-import { button, checkbox, h, keepKeys, message, watchWidth } from './dom';
+import { checkbox, h, keepKeys, message, watchWidth } from './dom';
 import { IModel, save, watch } from './model';
+import { DiffControls } from './pass_controls';
+import { IHit, IPendingSearch, IrSearch, showPendingSearch } from './pass_search';
+import { IDiffReply, IIrReply, IPassRow, PREFETCH_CHARS, PassTexts, idle } from './pass_texts';
 import { KeyList } from './passlist';
 import { Splitter } from './splitter';
-
-interface IPassRow {
-  index: number;
-  name: string;
-  changed: boolean;
-  added: number;
-  removed: number;
-  ms: number;
-}
-
-interface IDiffReply {
-  index: number;
-  name: string;
-  changed: boolean;
-  base: number | null;
-  base_name: string | null;
-  ignore_whitespace: boolean;
-  before: string;
-  after: string;
-  changes: number[][];
-  added: number;
-  removed: number;
-}
-
-interface IIrReply {
-  index: number;
-  name: string;
-  text: string;
-}
-
-interface IHit {
-  index: number;
-  name: string;
-  kind: 'first' | 'adds' | 'removes';
-  before: number;
-  after: number;
-  side: 'a' | 'b';
-  line: number | null;
-}
-
-interface ISearchReply {
-  query: string;
-  regex: boolean;
-  case: boolean;
-  hits: IHit[];
-  final: number;
-}
-
-interface IPendingSearch {
-  query: string;
-  side: 'a' | 'b';
-  line: number | null;
-  regexp: boolean;
-  caseSensitive: boolean;
-}
-
-const PREFETCH_CHARS = 8_000_000; // IR text asked for ahead, at most
-
-/** Resolves when the browser is idle (or soon, where it cannot tell). */
-function idle(): Promise<void> {
-  return new Promise(resolve => {
-    const request = (window as any).requestIdleCallback as ((callback: () => void, options: object) => number) | undefined;
-    if (request) {
-      request(() => resolve(), { timeout: 500 });
-    } else {
-      window.setTimeout(resolve, 50);
-    }
-  });
-}
-
-const HIT_WORDS = { first: 'first contains', adds: 'adds', removes: 'removes' };
-const MODES: [string, string, string][] = [
-  ['split', 'Side by side', 'The IR before (left) and after (right) this pass, scrolled together'],
-  ['unified', 'Unified', 'One column: removed lines above the lines that replace them'],
-  ['ir', 'IR after this pass', 'The whole IR right after this pass']
-];
 
 export class PassesTab {
   readonly node: HTMLDivElement;
 
   constructor(model: IModel, channel: Channel) {
     this._model = model;
-    this._channel = channel;
+    this._texts = new PassTexts(channel);
+    this._search = new IrSearch(
+      channel,
+      hits => this._markHits(hits),
+      (hit, query, regexp, caseSensitive) => this._jump(hit, query, regexp, caseSensitive)
+    );
     this._rows = model.get('passes') as IPassRow[];
     this._rows.forEach((row, position) => this._position.set(row.index, position));
     this.node = h('div', 'tl-passes');
-    this.node.append(this._toolbar(), this._searchBar(), this._body());
+    this.node.append(this._toolbar(), this._search.node, this._body());
     this._unwatch = ['pass_index', 'base_index', 'diff_mode', 'ignore_whitespace'].map(name =>
       watch(model, name, () => this._load())
     );
@@ -134,32 +66,6 @@ export class PassesTab {
     changed.classList.add('tl-changed-only');
     bar.append(filter, changed, this._count);
     return bar;
-  }
-
-  private _searchBar(): HTMLElement {
-    const bar = h('div', 'tl-toolbar tl-irsearch');
-    const input = h('input', 'tl-irsearch-input');
-    input.type = 'search';
-    input.placeholder = 'search the IR of every pass (e.g. tma_copy)';
-    keepKeys(input);
-    let regexp = false;
-    let caseSensitive = false;
-    const run = (): void => void this._search(input.value, regexp, caseSensitive);
-    input.addEventListener('keydown', event => {
-      if (event.key === 'Enter') {
-        event.preventDefault();
-        run();
-      }
-    });
-    bar.append(
-      input,
-      button('Find in IR', 'List the passes whose IR first contains, adds or removes a match', run, 'tl-btn tl-irsearch-go'),
-      checkbox('regex', false, on => (regexp = on)),
-      checkbox('match case', false, on => (caseSensitive = on))
-    );
-    const wrapper = h('div', 'tl-irsearch-box');
-    wrapper.append(bar, this._hits);
-    return wrapper;
   }
 
   private _body(): HTMLElement {
@@ -223,7 +129,7 @@ export class PassesTab {
     const seq = ++this._seq;
     try {
       if (mode === 'ir') {
-        const reply = await this._cached<IIrReply>(`ir|${index}`, 'ir', { index });
+        const reply = await this._texts.cached<IIrReply>(`ir|${index}`, 'ir', { index });
         if (seq === this._seq) {
           this._show(this._irPane(reply), reply.index, mode, null, `#${reply.index} ${reply.name}`, 'The whole IR right after this pass.');
         }
@@ -252,36 +158,15 @@ export class PassesTab {
 
   /** Pass `index` diffed with the current base and whitespace setting (a kept reply when there is one). */
   private _diff(index: number): Promise<IDiffReply> {
-    const base = this._model.get('base_index') as number;
-    const ignore = this._model.get('ignore_whitespace') as boolean;
-    return this._cached<IDiffReply>(`diff|${index}|${base}|${ignore}`, 'diff', {
-      index,
-      base: base < 0 ? null : base,
-      ignore_whitespace: ignore
-    });
+    return this._texts.diff(index, this._model.get('base_index') as number, this._model.get('ignore_whitespace') as boolean);
   }
 
-  /**
-   * An unchanged pass diffed against the pass before it, from the kept reply of the last pass
-   * that changed the IR (same IR): no need to ask the kernel.
-   */
+  /** An unchanged pass diffed against the pass before it, from a kept reply (see `PassTexts`). */
   private _unchangedFromKept(position: number): IDiffReply | null {
-    const row = this._rows[position];
-    const before = this._rows[position - 1];
-    if (row.changed || !before || this._model.get('base_index') !== -1) {
+    if (this._rows[position].changed || !this._rows[position - 1] || this._model.get('base_index') !== -1) {
       return null;
     }
-    const ignore = this._model.get('ignore_whitespace') as boolean;
-    for (let k = position - 1; k >= 0; k--) {
-      const kept = this._kept.get(`diff|${this._rows[k].index}|-1|${ignore}`) as IDiffReply | undefined;
-      if (kept) {
-        return { ...kept, index: row.index, name: row.name, changed: false, base: before.index, base_name: before.name, before: kept.after, changes: [], added: 0, removed: 0 };
-      }
-      if (this._rows[k].changed) {
-        return null;
-      }
-    }
-    return null;
+    return this._texts.unchangedFromKept(this._rows, position, this._model.get('ignore_whitespace') as boolean);
   }
 
   /** Ask, one at a time while the page is idle, for the diff of every pass that changed the IR (nearest first). */
@@ -318,24 +203,6 @@ export class PassesTab {
     if (this._model.get('diff_mode') !== 'ir' && index !== this._model.get('base_index')) {
       this._diff(index).catch(() => undefined);
     }
-  }
-
-  private _cached<T>(key: string, type: string, content: Record<string, unknown>): Promise<T> {
-    let reply = this._cache.get(key);
-    if (!reply) {
-      reply = this._channel.request<T>(type, content);
-      reply.then(
-        value => this._kept.set(key, value),
-        () => this._cache.delete(key)
-      );
-      this._cache.set(key, reply);
-      if (this._cache.size > 256) {
-        const oldest = this._cache.keys().next().value as string;
-        this._cache.delete(oldest);
-        this._kept.delete(oldest);
-      }
-    }
-    return reply as Promise<T>;
   }
 
   private _showDiff(reply: IDiffReply, mode: 'split' | 'unified'): void {
@@ -391,108 +258,25 @@ export class PassesTab {
       this._clickedAt = null;
     }
     if (this._pendingSearch && this._pendingSearch.index === index) {
-      const { query, side, line, regexp, caseSensitive } = this._pendingSearch;
+      const pending = this._pendingSearch;
       this._pendingSearch = null;
-      if (content.diff) {
-        content.diff.search(query, side, line, { regexp, caseSensitive });
-      } else if (content.pane) {
-        showMatches(content.pane.view, new SearchQuery({ search: query, regexp, caseSensitive }), side === 'b' ? line : null);
-      }
+      showPendingSearch(content, pending);
     }
   }
 
   /** The detail's controls, built once and brought up to date for each pass shown. */
   private _controls(index: number, mode: string): HTMLElement {
     if (!this._bar) {
-      this._bar = this._buildControls();
+      this._bar = new DiffControls(this._model, this._rows, this._wrap, on => {
+        this._wrap = on;
+        this._content?.diff?.setWrap(on);
+        this._content?.pane?.setWrap(on);
+      });
     }
-    const { bar, against, first, modes, ignore } = this._bar;
-    const position = this._position.get(index)!;
-    const before = this._rows[position - 1];
-    first.textContent = before ? `vs the pass before (#${before.index} ${before.name})` : 'vs nothing (first pass)';
-    for (const option of Array.from(against.options)) {
-      option.hidden = option.value === String(index);
-    }
-    against.value = String(this._model.get('base_index'));
-    against.disabled = mode === 'ir';
-    for (const b of modes) {
-      const on = b.dataset.mode === this._model.get('diff_mode'); // the choice, even when shown unified for want of room
-      b.classList.toggle('tl-on', on);
-      b.setAttribute('aria-pressed', on ? 'true' : 'false');
-    }
-    ignore.checked = this._model.get('ignore_whitespace');
-    return bar;
-  }
-
-  private _buildControls(): IControls {
-    const bar = h('div', 'tl-toolbar tl-detail-controls');
-    const against = h('select', 'tl-base');
-    against.title = 'Diff this pass against the pass before it, or against any pass';
-    const first = h('option', '', '');
-    first.value = '-1';
-    against.appendChild(first);
-    for (const row of this._rows) {
-      const option = h('option', '', `vs #${row.index} ${row.name}`);
-      option.value = String(row.index);
-      against.appendChild(option);
-    }
-    against.addEventListener('change', () => save(this._model, 'base_index', Number(against.value)));
-    const group = h('div', 'tl-segmented');
-    group.setAttribute('role', 'group');
-    const modes = MODES.map(([value, label, title]) => {
-      const b = button(label, title, () => save(this._model, 'diff_mode', value));
-      b.dataset.mode = value;
-      group.appendChild(b);
-      return b;
-    });
-    const ignoreLabel = checkbox('ignore whitespace', true, on => save(this._model, 'ignore_whitespace', on));
-    ignoreLabel.classList.add('tl-ignore-ws');
-    ignoreLabel.title = 'Re-indented lines do not count as changed';
-    const wrap = checkbox('wrap lines', this._wrap, on => {
-      this._wrap = on;
-      this._content?.diff?.setWrap(on);
-      this._content?.pane?.setWrap(on);
-    });
-    bar.append(against, group, ignoreLabel, wrap);
-    return { bar, against, first, modes, ignore: ignoreLabel.querySelector('input')! };
+    return this._bar.update(index, this._position.get(index)!, mode);
   }
 
   // -- search over every pass's IR ------------------------------------------------
-  private async _search(query: string, regexp: boolean, caseSensitive: boolean): Promise<void> {
-    if (!query.trim()) {
-      message(this._hits, 'Type a name to look for, e.g. tma_copy or T.gemm.');
-      return;
-    }
-    message(this._hits, 'searching…');
-    let reply: ISearchReply;
-    try {
-      reply = await this._channel.request<ISearchReply>('search', { query, regex: regexp, case: caseSensitive });
-    } catch (error) {
-      message(this._hits, (error as Error).message, 'error');
-      return;
-    }
-    this._markHits(reply.hits);
-    if (!reply.hits.length) {
-      message(this._hits, `No pass's IR contains “${query}”.`);
-      return;
-    }
-    const list = h('div', 'tl-hits');
-    list.setAttribute('role', 'list');
-    for (const hit of reply.hits) {
-      const row = button('', `Show #${hit.index} ${hit.name} with the matches of “${query}”`, () => this._jump(hit, query, regexp, caseSensitive), 'tl-hit');
-      row.dataset.passIndex = String(hit.index);
-      row.dataset.kind = hit.kind;
-      row.append(
-        h('span', `tl-hit-kind tl-hit-${hit.kind}`, HIT_WORDS[hit.kind]),
-        h('span', 'tl-hit-name', `#${hit.index} ${hit.name}`),
-        h('span', 'tl-hit-count', `${hit.before} → ${hit.after} matches`)
-      );
-      list.appendChild(row);
-    }
-    const summary = h('div', 'tl-hint', `“${query}”: ${reply.hits.length} passes change its count; ${reply.final} in the final IR.`);
-    this._hits.replaceChildren(summary, list);
-  }
-
   private _markHits(hits: IHit[]): void {
     const kinds = new Map(hits.map(hit => [hit.index, hit.kind]));
     this._rows.forEach((row, position) => {
@@ -520,35 +304,25 @@ export class PassesTab {
   }
 
   private _model: IModel;
-  private _channel: Channel;
+  private _texts: PassTexts;
+  private _search: IrSearch;
   private _rows: IPassRow[];
   private _position = new Map<number, number>();
   private _list!: KeyList;
   private _detail = h('div', 'tl-detail');
   private _count = h('span', 'tl-count');
-  private _hits = h('div', 'tl-hits-box');
   private _filterText = '';
   private _changedOnly = false;
   private _wrap = true;
   private _seq = 0;
-  private _cache = new Map<string, Promise<unknown>>();
-  private _kept = new Map<string, unknown>(); // the replies of _cache that have arrived
   private _prefetching = '';
   private _disposed = false;
   private _content: IContent | null = null;
-  private _pendingSearch: (IPendingSearch & { index: number }) | null = null;
+  private _pendingSearch: IPendingSearch | null = null;
   private _clickedAt: number | null = null;
   private _unwatch: (() => void)[];
   private _unwatchWidth: () => void = () => undefined;
-  private _bar: IControls | null = null;
-}
-
-interface IControls {
-  bar: HTMLElement;
-  against: HTMLSelectElement;
-  first: HTMLOptionElement;
-  modes: HTMLButtonElement[];
-  ignore: HTMLInputElement;
+  private _bar: DiffControls | null = null;
 }
 
 interface IContent {
