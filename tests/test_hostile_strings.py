@@ -17,7 +17,7 @@ from htmlcheck import assert_inert
 from sample_records import failed_record, sample_record
 
 import tilelab
-from tilelab.bridge import _snapshot_html, _summary_table
+from tilelab._bridge_items import snapshot_html, summary_table
 from tilelab.records import ErrorRecord, LineLink
 from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
 from tilelab.tune.space import config_key
@@ -153,8 +153,8 @@ def test_comparing_hostile_records_is_inert():
 def test_the_panel_gets_inert_record_snapshots_and_summaries():
     record = hostile_record()
 
-    assert_inert(_snapshot_html(record, "record"), f"gemm{LINE}")
-    assert_inert(_summary_table(record.summary()), f"gemm{LINE}")
+    assert_inert(snapshot_html(record, "record"), f"gemm{LINE}")
+    assert_inert(summary_table(record.summary()), f"gemm{LINE}")
 
 
 # -- tuning ------------------------------------------------------------------------
@@ -212,7 +212,7 @@ def test_hostile_rows_from_the_sqlite_history_stay_inert(tmp_path):
     assert_inert(TuningView(result).to_html(), f"ptxas: {LINE}", LINE)
     assert_inert(TuningView(result)._repr_mimebundle_()["text/html"], f"ptxas: {LINE}")
     assert_inert(result.pivot().to_html(), LINE)
-    assert_inert(_snapshot_html(result, "tuning"), f"ptxas: {LINE}")
+    assert_inert(snapshot_html(result, "tuning"), f"ptxas: {LINE}")
     assert_inert(history.to_html(), f"ptxas: {LINE}", f"matmul{LINE}")
     assert_inert(history._repr_html_(), "ptxas: <script>")  # the notebook's repr cuts long cells
 

@@ -5,8 +5,9 @@ target ``tilelab``; both sides then exchange small JSON messages. The panel
 never asks the kernel to run code: it asks for data by id, and the kernel sends
 summaries, escaped static HTML snapshots (shown in a sandboxed iframe) and the
 mime bundle of a live view it builds itself. ``src/protocol.ts`` mirrors this
-description. The protocol's reference, the session that speaks it and the
-rendering at its edge are one module: they change together, in one version.
+description. The protocol's reference and the session that speaks it are one
+module: they change together, in one version. What the replies carry (summaries,
+snapshots, live views) is shaped by :mod:`tilelab._bridge_items`.
 
 Protocol version 2
 ------------------
@@ -63,18 +64,22 @@ message or the kernel's log repeats is cut to 200 characters.
 
 from __future__ import annotations
 
-import html
 import logging
-import math
 import weakref
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from tilelab._bridge_items import (
+    RenderError,
+    clip,
+    live_view_bundle,
+    record_summary,
+    runs_by_name,
+    snapshot_html,
+    tuning_summary,
+)
 from tilelab.registry import Registry, default_registry
 from tilelab.version import __version__
-from tilelab.views import record_view
-from tilelab.views._bundle import live_bundle
-from tilelab.views.tuning import TuningView
 
 __all__ = ["PROTOCOL_VERSION", "TARGET", "BridgeSession", "register", "unregister"]
 
@@ -84,9 +89,7 @@ TARGET = "tilelab"
 _log = logging.getLogger(__name__)
 
 _KINDS = ("record", "tuning")
-_ECHO_LIMIT = 200  # characters of a request repeated in a reply or the log
 _MAX_SEQ = 2**53 - 1  # the panel's numbers are JavaScript's: larger integers lose precision
-_READS = 5  # tries at reading a tuning run a sweep is changing on another thread
 
 # The open panels' sessions by comm id, so that unregister can stop their pushes
 # (a comm closed from the kernel side gets no close callback). Weak: the comm owns them.
@@ -173,8 +176,8 @@ class BridgeSession:
             kind = _check_envelope(data)
             handler = self._handlers.get(kind)
             if handler is None:
-                _log.warning("tilelab bridge: a message of unknown type %s", _clip(repr(kind)))
-                raise ProtocolError("invalid", f"unknown message type {_clip(repr(kind))}")
+                _log.warning("tilelab bridge: a message of unknown type %s", clip(repr(kind)))
+                raise ProtocolError("invalid", f"unknown message type {clip(repr(kind))}")
             reply = handler(self, data)
         except ProtocolError as error:
             reply = {"type": "error", "code": error.code, "message": str(error)}
@@ -194,10 +197,10 @@ class BridgeSession:
         return {"type": "hello", "protocol": PROTOCOL_VERSION, "tilelab": __version__}
 
     def _list(self, _data: dict) -> dict:
-        runs = [_tuning_summary(run) for run in self._registry.tuning_runs()]
+        runs = [tuning_summary(run) for run in self._registry.tuning_runs()]
         records = self._registry.records()
-        by_name = _runs_by_name(records)
-        summaries = [self._record_summary(record, runs, by_name[record.name]) for record in records]
+        by_name = runs_by_name(records)
+        summaries = [record_summary(self._registry, record, runs, by_name[record.name]) for record in records]
         return {"type": "list", "records": summaries, "tuning": runs}
 
     def _subscribe(self, data: dict) -> dict:
@@ -213,10 +216,13 @@ class BridgeSession:
         if kind not in _KINDS or not isinstance(item_id, str) or not isinstance(want_html, bool):
             raise ProtocolError("invalid", "get needs kind ('record' or 'tuning'), id (a string) and html (a bool)")
         item = self._find(kind, item_id)
-        summary = self._record_summary(item) if kind == "record" else _tuning_summary(item)
+        summary = record_summary(self._registry, item) if kind == "record" else tuning_summary(item)
         reply = {"type": "item", "kind": kind, "id": item_id, "summary": summary}
         if want_html:
-            reply["html"] = _snapshot_html(item, kind)
+            try:
+                reply["html"] = snapshot_html(item, kind)
+            except RenderError as error:
+                raise ProtocolError("render", str(error)) from error
         return reply
 
     def _open(self, data: dict) -> dict:
@@ -224,8 +230,8 @@ class BridgeSession:
         if kind not in _KINDS or not isinstance(item_id, str):
             raise ProtocolError("invalid", "open needs kind ('record' or 'tuning') and id (a string)")
         item = self._find(kind, item_id)
-        summary = self._record_summary(item) if kind == "record" else _tuning_summary(item)
-        bundle, problem = _live_bundle(item, kind)
+        summary = record_summary(self._registry, item) if kind == "record" else tuning_summary(item)
+        bundle, problem = live_view_bundle(item, kind)
         return {"type": "view", "kind": kind, "id": item_id, "summary": summary, "bundle": bundle, "problem": problem}
 
     def _clear(self, data: dict) -> dict | None:
@@ -236,7 +242,7 @@ class BridgeSession:
         try:
             return self._registry.get(item_id) if kind == "record" else self._registry.tuning_run(item_id)
         except KeyError:
-            raise ProtocolError("not_found", f"no {kind} with id {_clip(repr(item_id))} in this kernel") from None
+            raise ProtocolError("not_found", f"no {kind} with id {clip(repr(item_id))} in this kernel") from None
 
     # The requests a panel may make, by message type.
     _handlers: ClassVar[dict[str, Callable[[BridgeSession, dict], dict | None]]] = {
@@ -257,50 +263,20 @@ class BridgeSession:
             # Every run of its name: "current" (the one shown last) may have moved off another run.
             for record in self._registry.records():
                 if record.name == item.name:
-                    self._reply({"type": "update", "kind": "record", "summary": self._record_summary(record)})
+                    self._reply({"type": "update", "kind": "record", "summary": record_summary(self._registry, record)})
         elif event == "tuning":
-            run = _tuning_summary(item)
+            run = tuning_summary(item)
             self._reply({"type": "update", "kind": "tuning", "summary": run})
             # A finished run sets the best latency of its kernel's records.
             for record in self._registry.records():
                 if record.name == run.get("name") and run.get("best_latency_ms") is not None:
-                    self._reply({"type": "update", "kind": "record", "summary": self._record_summary(record)})
+                    self._reply({"type": "update", "kind": "record", "summary": record_summary(self._registry, record)})
 
     def _reply(self, message: dict, seq: int | None = None) -> None:
         message = {"v": PROTOCOL_VERSION, **message}
         if seq is not None:
             message["seq"] = seq
         self._send(message)
-
-    def _record_summary(self, record: Any, runs: list[dict] | None = None, same_name: list | None = None) -> dict:
-        if runs is None:
-            runs = [_tuning_summary(run) for run in self._registry.tuning_runs()]
-        if same_name is None:
-            same_name = _runs_by_name(self._registry.records()).get(record.name, [record])
-        latencies = [
-            run["best_latency_ms"]
-            for run in runs
-            if run.get("name") == record.name and _is_number(run.get("best_latency_ms"))
-        ]
-        ids = [run.id for run in same_name]
-        number = ids.index(record.id) + 1 if record.id in ids else len(ids) + 1
-        shown_last = self._registry.latest(record.name)
-        return {
-            **record.summary(),
-            "target": record.target,
-            "best_latency_ms": min(latencies, default=None),
-            "created": getattr(record, "created", 0.0),
-            "run": number,
-            "current": shown_last is not None and shown_last.id == record.id,
-        }
-
-
-def _runs_by_name(records: list) -> dict[str, list]:
-    """The records of each kernel name, oldest compile first (a kernel's runs)."""
-    by_name: dict[str, list] = {}
-    for record in sorted(records, key=lambda r: getattr(r, "created", 0.0)):
-        by_name.setdefault(record.name, []).append(record)
-    return by_name
 
 
 def _seq_of(data: Any) -> int | None:
@@ -309,7 +285,7 @@ def _seq_of(data: Any) -> int | None:
         return None
     seq = data["seq"]
     if not (_is_integer(seq) and abs(seq) <= _MAX_SEQ):
-        raise ProtocolError("invalid", f"seq must be an integer of at most 2**53 - 1, not {_clip(repr(seq))}")
+        raise ProtocolError("invalid", f"seq must be an integer of at most 2**53 - 1, not {clip(repr(seq))}")
     return seq
 
 
@@ -323,7 +299,7 @@ def _check_envelope(data: Any) -> str:
     if not _is_integer(version) or version != PROTOCOL_VERSION:
         raise ProtocolError(
             "version",
-            f"protocol version {_clip(repr(version))} is not supported by this kernel (it speaks {PROTOCOL_VERSION})",
+            f"protocol version {clip(repr(version))} is not supported by this kernel (it speaks {PROTOCOL_VERSION})",
         )
     kind = data.get("type")
     if not isinstance(kind, str) or not kind:
@@ -333,86 +309,3 @@ def _check_envelope(data: Any) -> str:
 
 def _is_integer(value: Any) -> bool:
     return type(value) is int  # bool is an int subclass; JSON true is not a number
-
-
-def _clip(text: str) -> str:
-    """``text`` cut to :data:`_ECHO_LIMIT` characters: a request's strings are repeated, never whole."""
-    if len(text) <= _ECHO_LIMIT:
-        return text
-    return f"{text[:_ECHO_LIMIT]}… ({len(text)} characters)"
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _tuning_summary(run: Any) -> dict:
-    # The panel's requests arrive on a kernel subshell's thread while a sweep adds rows on the main
-    # thread: a summary read mid-insert fails with "dictionary changed size"; the next read sees it whole.
-    for attempt in range(_READS):
-        try:
-            summary = dict(run.summary())
-            break
-        except RuntimeError:
-            if attempt == _READS - 1:
-                raise
-    summary.setdefault("id", run.id)
-    summary.setdefault("detail", _tuning_detail(run))
-    return summary
-
-
-def _tuning_detail(run: Any) -> str:
-    """What tells a run from the others of its kernel: ``N=65536 · block × chunk · optuna (tpe), budget 8 · cpu``."""
-    fixed = getattr(run, "fixed", None) or {}
-    parts = [", ".join(f"{key}={value!r}" for key, value in list(fixed.items())[:6])]
-    parts.append(" × ".join(str(name) for name in getattr(run, "swept", ()) or ()))
-    search = getattr(run, "search", None)
-    parts.append(search.describe() if callable(getattr(search, "describe", None)) else "grid")
-    parts.append(str(getattr(run, "device", "") or ""))
-    return _clip(" · ".join(part for part in parts if part))
-
-
-def _snapshot_html(item: Any, kind: str) -> str:
-    """The item's static HTML snapshot (an escaped summary table if it has none)."""
-    try:
-        view = _view_of(item, kind)
-        to_html = getattr(view, "to_html", None)
-        if callable(to_html):
-            text = to_html()
-        else:
-            # Only the snapshot is wanted, never the live widget.
-            bundle = view._repr_mimebundle_(include={"text/html"}) if hasattr(view, "_repr_mimebundle_") else None
-            bundle = bundle[0] if isinstance(bundle, tuple) else bundle
-            text = bundle.get("text/html") if isinstance(bundle, dict) else None
-    except Exception as error:
-        # The edge between the kernel and the panel: a broken view must become a
-        # message in the panel, not a traceback in whatever cell runs next.
-        message = f"could not render the {kind}: {type(error).__name__}: {_clip(str(error))}"
-        raise ProtocolError("render", message) from error
-    if isinstance(text, str):
-        return text
-    return _summary_table(_tuning_summary(item) if kind == "tuning" else item.summary())
-
-
-def _live_bundle(item: Any, kind: str) -> tuple[dict | None, str | None]:
-    """The live view's widget bundle (the notebook's own widget when it shows the record), or None and why not."""
-    try:
-        bundle = live_bundle(_view_of(item, kind))
-    except Exception as error:
-        # The edge between the kernel and the panel: a view that cannot be built becomes a reason, and
-        # the panel falls back to the snapshot (which reports its own errors).
-        return None, f"could not build the live view: {type(error).__name__}: {_clip(str(error))}"
-    if bundle is None:
-        return None, "the live view's front-end is not built here (its widget bundle is missing)"
-    return bundle, None
-
-
-def _view_of(item: Any, kind: str) -> Any:
-    return record_view(item) if kind == "record" else TuningView(item)
-
-
-def _summary_table(summary: dict) -> str:
-    rows = "".join(
-        f"<tr><th>{html.escape(str(key))}</th><td>{html.escape(str(value))}</td></tr>" for key, value in summary.items()
-    )
-    return f"<table class='tilelab-summary'>{rows}</table>"
