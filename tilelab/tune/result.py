@@ -1,9 +1,10 @@
 """The result of one sweep (its rows are :mod:`tilelab.tune.row`'s, exported here too).
 
 A :class:`TuneResult` collects the rows of one sweep as they finish (the runner
-adds them; views and the registry read them) and answers the questions asked of a sweep: the best config (on the
-serial re-benchmark of the top configs when there is one), a pivot table, the
-compiled best kernel, and the full compile record of any config.
+adds them; views and the registry read them) and answers the questions asked of
+a sweep: the best config (on the serial re-benchmark of the top configs when
+there is one), a pivot table, the compiled best kernel, and the full compile
+record of any config.
 """
 
 from __future__ import annotations
