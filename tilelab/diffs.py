@@ -8,12 +8,13 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tilelab.records import KernelRecord, PassRecord
 
-__all__ = ["LineDiff", "align_passes", "count_changes", "ir_at", "only_in", "pass_change", "unified_rows"]
+__all__ = ["DiffLine", "Hunk", "LineDiff", "align_passes", "count_changes", "diff_lines", "ir_at", "only_in", "pass_change", "unified_rows"]
 
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 SIMILAR = 0.5  # lines of a replaced block at least this alike (difflib ratio) get word-level marks
@@ -82,21 +83,47 @@ def pass_change(before: str | None, after: str) -> tuple[bool, int, int]:
 
 
 def unified_rows(before: str, after: str, context: int = 2) -> list[tuple[str, str]]:
-    """A unified diff by the same rule as :class:`LineDiff`: ``(kind, line)`` rows, kind one of
-    ``"@"`` (a hunk header), ``" "``, ``"-"``, ``"+"``; no rows when only whitespace changed."""
+    """:func:`diff_lines` as ``(kind, line)`` rows, a hunk's header (kind ``"@"``) first; none when only whitespace changed."""
+    rows: list[tuple[str, str]] = []
+    for hunk in diff_lines(before, after, context):
+        rows.append(("@", f"@@ -{hunk.old_start} +{hunk.new_start} @@"))
+        rows += [(line.kind, line.text) for line in hunk.lines]
+    return rows
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    """One line of a unified diff: ``kind`` is ' ', '+' or '-'."""
+
+    kind: str
+    text: str
+    old_line: int | None  # 1-based line in the old text
+    new_line: int | None  # 1-based line in the new text
+
+
+@dataclass(frozen=True)
+class Hunk:
+    old_start: int
+    new_start: int
+    lines: tuple[DiffLine, ...]
+
+
+def diff_lines(before: str, after: str, context: int = 3) -> list[Hunk]:
+    """Unified-diff hunks from ``before`` to ``after``, by :class:`LineDiff`'s rule (whitespace-only changes are no change)."""
     diff = LineDiff(before, after)
     old = [line.rstrip("\n") for line in diff.old]
     new = [line.rstrip("\n") for line in diff.new]
-    rows: list[tuple[str, str]] = []
+    hunks = []
     for group in diff.matcher.get_grouped_opcodes(context):
-        rows.append(("@", f"@@ -{group[0][1] + 1} +{group[0][3] + 1} @@"))
+        lines: list[DiffLine] = []
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
-                rows += [(" ", line) for line in new[j1:j2]]
+                lines += [DiffLine(" ", new[j], i1 + (j - j1) + 1, j + 1) for j in range(j1, j2)]
                 continue
-            rows += [("-", line) for line in old[i1:i2]]
-            rows += [("+", line) for line in new[j1:j2]]
-    return rows
+            lines += [DiffLine("-", old[i], i + 1, None) for i in range(i1, i2)]
+            lines += [DiffLine("+", new[j], None, j + 1) for j in range(j1, j2)]
+        hunks.append(Hunk(group[0][1] + 1, group[0][3] + 1, tuple(lines)))
+    return hunks
 
 
 def _line_starts(lines: list[str]) -> list[int]:
