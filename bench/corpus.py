@@ -31,7 +31,7 @@ kernel per arch, and one untimed elaboration of the kernel): plain is
 ``get_tir`` under the target then ``tilelang.lower(...,
 enable_device_compile=False)`` with the pass configs TileLab uses (the
 PrimFunc's annotation, the ``@jit``'s, ``TL_EMIT_LINE_DIRECTIVES``), as
-``tilelab/_tilelang.py`` does; TileLab is ``tilelab.explore(kernel, *args,
+``tilelab._tilelang`` does; TileLab is ``tilelab.explore(kernel, *args,
 arch=..., machine_code=False, **kwargs)`` (nvcc's PTX/SASS is not capture).
 Only the SM-count answer stays during lowering, on both sides. Overhead is
 explore's CPU time over plain's (both include elaboration; CPU time, because
