@@ -164,3 +164,22 @@ def record_timings(section: str, values: dict) -> None:
     timings = json.loads(path.read_text()) if path.exists() else {}
     timings[section] = values
     path.write_text(json.dumps(timings, indent=2) + "\n")
+
+
+# Scroll a CodeMirror pane down, half a view at a time, until a line holding ``text`` is drawn
+# (CodeMirror draws only the lines near the visible part); resolves true when one is.
+_SCROLL_TO_TEXT = """async (pane, text) => {
+  const drawn = () => [...pane.querySelectorAll('.cm-line')].some(line => line.textContent.includes(text));
+  const scroller = pane.querySelector('.cm-scroller');
+  for (let top = 0; !drawn() && scroller && top <= scroller.scrollHeight; top += scroller.clientHeight / 2) {
+    scroller.scrollTop = top;
+    await new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  }
+  return drawn();
+}"""
+
+
+def scroll_pane_to(pane, text: str) -> None:
+    """Bring the first line of ``pane`` (a ``.tl-pane-*`` locator) that holds ``text`` into its drawn part."""
+    pane.evaluate("node => node.scrollIntoView({block: 'center'})")
+    assert pane.evaluate(_SCROLL_TO_TEXT, text), f"no line holds {text!r}"

@@ -12,6 +12,7 @@ from ui.explorer_page import (
     dark_theme,
     notebook_page,
     screenshot,
+    scroll_pane_to,
     show_tab,
 )
 
@@ -68,6 +69,7 @@ def _click_line(source, side: str, text: str) -> None:
     cells around it for a few frames after a jump, and a click must not land on a moving target.
     """
     _show_pane(source, side)
+    scroll_pane_to(source.locator(f".tl-pane-{side}"), text)
     source.locator(f".tl-pane-{side} .cm-line", has_text=text).first.click(position={"x": 4, "y": 4})
 
 
