@@ -115,7 +115,7 @@ def _library_stamp(directories: tuple[str, ...]) -> str | None:
 
 @dataclass(frozen=True)
 class CacheOutcome:
-    """Who served one :func:`compile_traced`: ``"memory"``, ``"disk"`` or ``"fresh"``, in how many seconds."""
+    """Who served one :func:`~tilelab._tilelang.lowering.compile_traced`: ``"memory"``, ``"disk"`` or ``"fresh"``, in how many seconds."""
 
     served_by: str
     seconds: float

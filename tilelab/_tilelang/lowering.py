@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tilelab._tilelang.cache import CacheKey, cache_key_or_none
+from tilelab._tilelang.cache import CacheOutcome, cache_key_or_none
 from tilelab._tilelang.kernels import CompileOptions
 
 
@@ -116,16 +116,6 @@ def _host_source(compiled: Any) -> str | None:
         return compiled.get_host_source()
     except Exception:
         return None
-
-
-@dataclass(frozen=True)
-class CacheOutcome:
-    """Who served one :func:`compile_traced`: ``"memory"``, ``"disk"`` or ``"fresh"``, in how many seconds."""
-
-    served_by: str
-    seconds: float
-    key: CacheKey | None
-    in_disk_cache: bool
 
 
 def compile_traced(func: Any, options: CompileOptions, choice: Any) -> tuple[Any, CacheOutcome]:
