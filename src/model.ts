@@ -154,9 +154,11 @@ export class TileLabModel {
   }
 
   private _onStatusChanged(_: ISessionContext, status: Kernel.Status): void {
-    if (status === 'restarting' || status === 'autorestarting' || status === 'dead' || status === 'unknown') {
-      // A restart disposes the kernel's comms without a comm_close (and the old kernel may still go idle
-      // once after 'restarting': a try then is lost with it, and the new kernel's idle tries again).
+    const gone = ['restarting', 'autorestarting', 'starting', 'dead', 'unknown'];
+    if (gone.includes(status)) {
+      // A restart disposes the kernel's comms without a comm_close, and the old kernel may still go idle
+      // once after 'restarting': a try then is lost with it. The new kernel says 'starting' first, so
+      // that lost try is dropped here too, and the new kernel's idle tries again.
       if (this._state.phase !== 'no-kernel' || this._hasComm()) {
         this._dropComm();
         this._setState({ ...this._state, phase: 'no-kernel', records: [], tuning: [] });
