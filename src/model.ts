@@ -32,6 +32,10 @@ import {
   parseMessage
 } from './protocol';
 
+/** How long a comm's hello may go unanswered before it is opened again, and how many times. */
+const HELLO_WAIT_MS = 8000;
+const HELLO_TRIES = 3;
+
 /** Mirrors the TileLab registry of the active notebook's kernel. */
 export class TileLabModel {
   constructor(tracker: INotebookTracker) {
@@ -222,6 +226,23 @@ export class TileLabModel {
       void comm.open(envelope({ type: 'hello' })).done.catch(() => this._onClosed(comm));
     } catch {
       this._onClosed(comm); // the kernel went away meanwhile
+      return;
+    }
+    window.setTimeout(() => this._unanswered(comm), HELLO_WAIT_MS);
+  }
+
+  /**
+   * A comm opened right after a restart can get no answer at all (neither hello nor close): try again,
+   * a few times, rather than say "connecting" for good.
+   */
+  private _unanswered(comm: Kernel.IComm): void {
+    if (comm !== this._comm || this._answered.has(comm) || this._state.phase !== 'connecting') {
+      return;
+    }
+    if (this._unansweredTries < HELLO_TRIES) {
+      this._unansweredTries += 1;
+      this._dropComm();
+      this._connect();
     }
   }
 
@@ -278,6 +299,7 @@ export class TileLabModel {
     switch (message.type) {
       case 'hello':
         this._answered.add(comm);
+        this._unansweredTries = 0;
         this._setState({ ...this._state, phase: 'ready', kernelVersion: message.tilelab, problem: null });
         this._send(comm, { type: 'subscribe' });
         break;
@@ -328,6 +350,7 @@ export class TileLabModel {
   private _comm: Kernel.IComm | null = null;
   private _opened = new WeakSet<Kernel.IComm>(); // comms whose comm_open was sent
   private _answered = new WeakSet<Kernel.IComm>(); // comms the kernel said hello on
+  private _unansweredTries = 0; // opens in a row that got no answer
   private _state: IPanelState = { ...EMPTY_STATE };
   private _pending = new PendingRequests();
   private _isDisposed = false;
