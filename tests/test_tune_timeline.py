@@ -330,3 +330,23 @@ def test_the_snapshot_draws_a_bar_per_phase_with_escaped_labels_and_theme_colour
     assert sorted(rect.attrs["data-phase"] for rect in svg.find_all("rect")) == ["benchmarking", "compiling", "compiling"]
     assert all("var(--jp-" in rect.attrs["style"] for rect in svg.find_all("rect"))
     assert "compile" in parse(markup).find_all("div", data_tilelab="timeline-summary")[0].all_text()
+
+
+def test_a_worker_given_back_displaces_one_started_under_an_environment_that_has_since_changed(monkeypatch, tmp_path):
+    from tilelab.tune.pool import Pool, Worker
+
+    monkeypatch.setenv("TILELAB_POOL_MAX", "1")
+    pool = Pool()
+    pool.warm()
+    (stale,) = pool.idle()
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))  # compiles would now read another cache
+
+    assert pool.take(1) == ([], 1)  # the pooled worker does not serve this environment
+    fresh = Worker()
+    pool.give_back([fresh])
+
+    assert pool.idle() == [fresh.proc.pid]  # kept for the next sweep; the stale one made room
+    assert not Path(f"/proc/{stale}").exists()
+    assert pool.take(1) == ([fresh], 0)
+    fresh.stop()
+    pool.shutdown()

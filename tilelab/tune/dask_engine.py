@@ -30,6 +30,8 @@ import uuid
 import weakref
 from typing import Any
 
+import cloudpickle
+
 from tilelab._extras import require
 from tilelab.tune.bench import BenchOutcome
 from tilelab.tune.dask_tasks import BenchReply, SweepJob, bench_task, compile_task, probe_task, release
@@ -119,7 +121,7 @@ class DaskEngine:
         self._events: queue.SimpleQueue = queue.SimpleQueue()
         self._current: dict[tuple[str, int], Any] = {}  # the live future of each (stage, index)
         self._tasks: dict[str, tuple[str, int, dict]] = {}  # key -> stage, index, config
-        self._where: dict[str, str] = {}  # key -> the worker last seen holding it
+        self._losses_seen = 0.0  # the scheduler's time of the last worker removal already read
         self._restricted: dict[str, list[str]] = {}  # compile key -> the workers it may run on
         self._attempts = itertools.count()
         self._polled = 0.0
@@ -173,9 +175,6 @@ class DaskEngine:
 
     def start(self, sweep: Any) -> None:
         """Pack what every task of ``sweep`` needs (once; tasks carry it by reference to this job)."""
-        import cloudpickle
-
-
         args = tuple(shipped(a) for a in sweep.args)
         fixed = {k: shipped(v) for k, v in sweep.fixed.items()}
         paths = tuple(p for p in sys.path if p)
@@ -248,24 +247,21 @@ class DaskEngine:
 
     def _read(self, future: Any) -> list[Event]:
         """The event of one finished future (none for a task that was replaced or cancelled by us)."""
-        from distributed.scheduler import KilledWorker
-
-
         task = self._tasks.pop(future.key, None)
         if task is None:
             return []
         stage, index, config = task
         del self._current[(stage, index)]
         self._restricted.pop(future.key, None)
-        worker = self._where.pop(future.key, "?")
         if future.status == "finished":
             reply = future.result()
             if isinstance(reply, BenchReply):
                 return [Benched(index, config, reply.outcome, reply.device)]
             return [Compiled(index, config, reply.status, reply.error, reply.seconds, reply.columns, reply.notes)]
         exc = future.exception() if future.status == "error" else None
-        if exc is None or isinstance(exc, KilledWorker):  # exc None: its result was lost with its worker
-            return [Lost(index, config, stage, str(getattr(getattr(exc, "last_worker", None), "address", worker)))]
+        # exc None: its result was lost with its worker. (KilledWorker by name: distributed is an optional extra.)
+        if exc is None or type(exc).__name__ == "KilledWorker":
+            return [Lost(index, config, stage, str(getattr(getattr(exc, "last_worker", None), "address", "?")))]
         if isinstance(exc, TuneSetupError):
             self.cancel()
             raise TuneSetupError(str(exc))
@@ -277,21 +273,25 @@ class DaskEngine:
     def _poll_losses(self) -> list[Event]:
         """Tasks whose worker left the cluster since the last poll (Dask would rerun them silently).
 
-        Compiles waiting for workers that are all gone (restricted before a loss was
-        known) are submitted again, to the compile workers there are now.
+        Read from the scheduler's own record of each worker it removed and the tasks
+        that worker was processing, so a task that started and lost its worker
+        between two polls is known too. Compiles waiting for workers that are all gone
+        (restricted before a loss was known) are submitted again, to the compile
+        workers there are now.
         """
         self._polled = time.monotonic()
         if not self._tasks:
             return []
-        holding = self.client.processing()
-        now = {key: address for address, keys in holding.items() for key in keys if key in self._tasks}
         lost = []
-        for key, address in self._where.items():
-            if address not in holding and key in self._tasks:  # gone, whether or not Dask has rescheduled it
-                stage, index, config = self._tasks.pop(key)
-                self._current.pop((stage, index)).cancel()
-                self._restricted.pop(key, None)
-                lost.append(Lost(index, config, stage, address))
+        for address, keys in self._removed_workers():
+            for key in keys:
+                if key in self._tasks:  # whether or not Dask has rescheduled it
+                    stage, index, config = self._tasks.pop(key)
+                    self._current.pop((stage, index)).cancel()
+                    self._restricted.pop(key, None)
+                    lost.append(Lost(index, config, stage, address))
+        holding = self.client.processing()
+        now = {key for keys in holding.values() for key in keys}
         stranded = [
             key
             for key, allowed in self._restricted.items()
@@ -302,8 +302,16 @@ class DaskEngine:
         for key in stranded:
             _, index, config = self._tasks[key]
             self.compile(index, config)
-        self._where = now
         return lost
+
+    def _removed_workers(self) -> list[tuple[str, list[str]]]:
+        """Each worker the scheduler removed since the last call, with the keys it was processing."""
+        removed = []
+        for stamp, event in self.client.get_events("all"):
+            if stamp > self._losses_seen and isinstance(event, dict) and event.get("action") == "remove-worker":
+                removed.append((str(event.get("worker", "?")), [str(k) for k in event.get("processing-tasks", ())]))
+                self._losses_seen = stamp
+        return removed
 
     def _workers(self, fresh: bool = False) -> dict[str, dict]:
         taken, workers = self._info

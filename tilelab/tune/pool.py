@@ -134,12 +134,17 @@ class Pool:
         atexit.register(self.shutdown)
 
     def warm(self, count: int | None = None) -> int:
-        """Start idle workers until ``count`` (default: :func:`pool_limit`) are waiting; how many were started."""
+        """Start idle workers until ``count`` (default: :func:`pool_limit`) wait under the current environment.
+
+        Returns how many were started.
+        """
         wanted = min(count if count is not None else pool_limit(), pool_limit())
+        env = _compile_env(_environment())
         with self._lock:
             self._prune()
-            started = [Worker() for _ in range(max(0, wanted - len(self._idle)))]
-            self._idle.extend(started)
+            matching = sum(_compile_env(w.env) == env for w in self._idle)
+            started = [Worker() for _ in range(max(0, wanted - matching))]
+            self._keep(started)
         return len(started)
 
     def take(self, count: int) -> tuple[list[Worker], int]:
@@ -152,14 +157,25 @@ class Pool:
         return matching, count - len(matching)
 
     def give_back(self, workers: list[Worker]) -> None:
-        """Keep the idle, running ``workers`` (up to the limit, none past :data:`RECYCLE_AFTER`); stop the rest."""
+        """Keep the idle, running ``workers`` (none past :data:`RECYCLE_AFTER`); stop the rest.
+
+        Within the limit the newest are kept: a worker given back now displaces the
+        longest-idle one (started under an environment that has since changed, say).
+        """
         keep = [w for w in workers if w.job is None and w.running() and w.compiles < RECYCLE_AFTER]
+        for worker in [w for w in workers if w not in keep]:
+            worker.stop()
         with self._lock:
             self._prune()
-            room = max(0, pool_limit() - len(self._idle))
-            self._idle.extend(keep[:room])
-        for worker in [w for w in workers if w not in keep[:room]]:
+            self._keep(keep)
+
+    def _keep(self, workers: list[Worker]) -> None:
+        """Add ``workers`` to the idle ones and stop the oldest beyond :func:`pool_limit` (under the lock)."""
+        self._idle.extend(workers)
+        excess = max(0, len(self._idle) - pool_limit())
+        for worker in self._idle[:excess]:
             worker.stop()
+        self._idle = self._idle[excess:]
 
     def idle(self) -> list[int]:
         """The process ids of the idle workers."""
