@@ -28,7 +28,7 @@ def _timed(function) -> float:
 
 
 def _nvcc_phases(device_source: str) -> list[str]:
-    from tilelab.machine import _include_dirs, find_tool
+    from tilelab.machine.build import _include_dirs, find_tool
 
     with tempfile.TemporaryDirectory() as directory:
         source, times = Path(directory) / "kernel.cu", Path(directory) / "times.csv"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tilelab.cache_dir import list_cache, parse_age, parse_size
-from tilelab.cli import main
+from tilelab.cli.main import main
 
 TESTS = Path(__file__).parent
 

@@ -193,7 +193,7 @@ def test_report_of_a_kernel_that_fails_to_compile_names_its_line_and_exits_1(tmp
 
 
 def test_parquet_rows_without_pyarrow_exit_2_before_anything_compiles(workdir):
-    hide_pyarrow = "import sys; sys.modules['pyarrow'] = None; from tilelab.cli import main; sys.exit(main(sys.argv[1:]))"
+    hide_pyarrow = "import sys; sys.modules['pyarrow'] = None; from tilelab.cli.main import main; sys.exit(main(sys.argv[1:]))"
     args = ["tune", "gemm_kernels.py::matmul", "block_M=64,128", "--arch", "sm_90", "--out", "rows.parquet"]
 
     done = subprocess.run([sys.executable, "-c", hide_pyarrow, *args], cwd=workdir, capture_output=True, text=True)
@@ -213,7 +213,7 @@ def test_the_console_script_runs_the_same_main_as_python_m_tilelab(capsys):
     shown = capsys.readouterr().out
     assert exited.value.code == 0
     assert all(command in shown for command in ("report", "diff", "tune"))
-    assert "from tilelab.cli import main" in (REPO / "tilelab" / "__main__.py").read_text()
+    assert "from tilelab.cli.main import main" in (REPO / "tilelab" / "__main__.py").read_text()
 
 
 def test_a_saved_record_loads_back_equal(tmp_path):

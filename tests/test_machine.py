@@ -11,8 +11,15 @@ from kernels import matmul
 from sample_records import EVIL, sample_record
 
 import tilelab
-from tilelab._machine_record import machine_warnings
-from tilelab.machine import build, cubin_resource_usage, find_tool, machine_code, machine_code_for, start_machine_code
+from tilelab.machine.build import (
+    build,
+    cubin_resource_usage,
+    find_tool,
+    machine_code,
+    machine_code_for,
+    start_machine_code,
+)
+from tilelab.machine.record import machine_warnings
 from tilelab.records import CodeLineLink, KernelResources, MachineCodeRecord, OccupancyRecord
 from tilelab.views.machine_code import hot_lines, machine_code_html
 
@@ -87,7 +94,7 @@ def test_a_256x256x64_four_stage_gemm_cannot_launch_and_says_how_much_shared_mem
 
 def test_ptxas_numbers_match_cuobjdump_resource_usage(ampere, tmp_path):
     record, _ = ampere
-    from tilelab._machine_text import parse_ptxas
+    from tilelab.machine.text import parse_ptxas
 
     built = build(record.source.device, "sm_80", tmp_path)
 
@@ -145,7 +152,7 @@ def test_a_compile_error_is_recorded_not_raised():
 
 
 def test_without_nvcc_the_record_names_what_to_install(monkeypatch):
-    monkeypatch.setattr("tilelab.machine.find_tool", lambda name: None)
+    monkeypatch.setattr("tilelab.machine.build.find_tool", lambda name: None)
 
     machine = machine_code(TINY, "sm_90")
 

@@ -12,8 +12,8 @@ import pytest
 from cells import gemm_cell
 
 import tilelab
-from tilelab import machine_cache
-from tilelab.machine import find_tool, machine_code
+from tilelab.machine import cache as machine_cache
+from tilelab.machine.build import find_tool, machine_code
 
 pytestmark = pytest.mark.skipif(find_tool("nvcc") is None, reason="needs nvcc")
 

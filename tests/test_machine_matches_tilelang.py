@@ -14,9 +14,9 @@ from kernels import matmul
 
 import tilelab
 from tilelab import _tilelang as tl
-from tilelab._machine_text import presumed_lines
 from tilelab.capture import compile_kernel, with_machine_code
-from tilelab.machine import cubin_resource_usage, cubins_in_library, find_tool, machine_code_for
+from tilelab.machine.build import cubin_resource_usage, cubins_in_library, find_tool, machine_code_for
+from tilelab.machine.text import presumed_lines
 from tilelab.targets import resolve_target
 
 

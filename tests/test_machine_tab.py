@@ -11,8 +11,8 @@ from kernels import matmul, two_kernels
 from sample_records import EVIL
 
 import tilelab
-from tilelab._machine_text import opcode_of
-from tilelab.machine import find_tool, machine_code, machine_code_for
+from tilelab.machine.build import find_tool, machine_code, machine_code_for
+from tilelab.machine.text import opcode_of
 from tilelab.records import CodeLineLink, KernelResources, MachineCodeRecord, OccupancyRecord
 from tilelab.registry import default_registry
 from tilelab.views._machine_data import MAX_LIVE_LINES
@@ -169,7 +169,7 @@ def test_the_tab_says_the_build_is_pending_then_fills_in_when_the_record_is_repl
 
 
 def test_without_nvcc_the_tab_says_so_in_one_line(gemm, monkeypatch):
-    monkeypatch.setattr("tilelab.machine.find_tool", lambda name: None)
+    monkeypatch.setattr("tilelab.machine.build.find_tool", lambda name: None)
     record = gemm.with_machine_code(machine_code(gemm.source.device, "sm_90"))
 
     reply = ask(ExplorerView(record), "machine")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tilelab.occupancy import ARCH_LIMITS, LIMITS_SOURCE, launch_problems, limits_for, occupancy
+from tilelab.machine.occupancy import ARCH_LIMITS, LIMITS_SOURCE, launch_problems, limits_for, occupancy
 from tilelab.records import KernelResources, LaunchRecord
 
 

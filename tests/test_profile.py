@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from kernels import flash_attention, matmul
 
-from tilelab.ncu import ProfilerUnavailableError, ncu_command, ncu_refusal, parse_ncu_csv, profile
+from tilelab.counters.ncu import ProfilerUnavailableError, ncu_command, ncu_refusal, parse_ncu_csv, profile
 
 DATA = Path(__file__).parent / "data"
 
@@ -97,7 +97,7 @@ def test_without_ncu_profiling_is_one_clear_line(monkeypatch):
     target = Target({"kind": "cuda", "arch": "sm_90a"})
     with target:
         kernel = tilelang.compile(matmul.get_tir(M=256, N=256, K=256), out_idx=[-1], target=target)
-    monkeypatch.setattr("tilelab.ncu.find_tool", lambda name: None)
+    monkeypatch.setattr("tilelab.counters.ncu.find_tool", lambda name: None)
 
     with pytest.raises(ProfilerUnavailableError, match="ncu \\(Nsight Compute\\) not found") as raised:
         profile(kernel)
@@ -108,7 +108,7 @@ def test_without_ncu_profiling_is_one_clear_line(monkeypatch):
 def test_profiling_the_gemm_gives_speed_of_light_and_ptxas_registers():
     import torch
 
-    from tilelab.machine import machine_code
+    from tilelab.machine.build import machine_code
 
     kernel = matmul(1024, 1024, 1024)
     a = torch.randn(1024, 1024, dtype=torch.float16, device="cuda")

@@ -14,10 +14,10 @@ from kernels import matmul
 from sample_records import sample_record
 
 import tilelab
-from tilelab.ncu import parse_ncu_csv
+from tilelab.counters.ncu import parse_ncu_csv
+from tilelab.counters.summary import summarize
 from tilelab.peaks import DEVICE_PEAKS
-from tilelab.profile_summary import ProfileRecord, summarize
-from tilelab.records import KernelRecord
+from tilelab.records import KernelRecord, ProfileRecord
 from tilelab.registry import default_registry
 from tilelab.views.explorer import PROFILE_TAB, TABS, ExplorerView, explorer_html
 from tilelab.views.profile import profile_html

@@ -13,7 +13,7 @@ import pytest
 from sample_records import EVIL, sample_record
 
 import tilelab
-from tilelab.cli import main
+from tilelab.cli.main import main
 from tilelab.provenance import CacheSource, KernelSource, Provenance
 from tilelab.repro import error_signatures, kernel_module_text
 

@@ -225,7 +225,7 @@ def test_configs_that_cannot_launch_are_never_benchmarked():
     shared memory is a ``cannot_launch`` row that never got one."""
     from tune_kernels import gemm
 
-    from tilelab.machine import find_tool
+    from tilelab.machine.build import find_tool
     from tilelab.targets import TargetChoice
     from tilelab.tune.build import spec_of
     from tilelab.tune.result import TuneResult

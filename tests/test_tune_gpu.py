@@ -57,7 +57,7 @@ def test_a_config_that_computes_wrong_results_is_a_mismatch(tmp_path):
 
 def test_compiled_rows_carry_the_resources_of_the_cubin_tilelang_built(gpu_sweep):
     """Registers come from cuobjdump on TileLang's own cubin; a ptxas compile of the same source agrees."""
-    from tilelab.machine import cubin_resource_usage, find_tool, machine_code
+    from tilelab.machine.build import cubin_resource_usage, find_tool, machine_code
     from tilelab.tune.build import build, launches_of
     from tilelab.tune.resources import _library_of, embedded_cubins
 

@@ -63,7 +63,7 @@ TOO_BIG = {"block_M": 256, "block_N": 256, "block_K": 64, "num_stages": 4}  # 25
 
 
 def _needs_nvcc():
-    from tilelab.machine import find_tool
+    from tilelab.machine.build import find_tool
 
     if find_tool("nvcc") is None or find_tool("ptxas") is None:
         pytest.skip("needs nvcc and ptxas")
@@ -125,11 +125,11 @@ def test_resource_columns_reach_the_frame_and_the_history(resourced, tmp_path):
 def test_without_nvcc_a_config_compiles_with_empty_columns_and_one_note(monkeypatch):
     from tune_kernels import gemm
 
-    from tilelab.machine import NVCC_MISSING
+    from tilelab.machine.build import NVCC_MISSING
     from tilelab.targets import resolve_target
     from tilelab.tune.worker import _compile
 
-    monkeypatch.setattr("tilelab.machine.find_tool", lambda name: None)
+    monkeypatch.setattr("tilelab.machine.build.find_tool", lambda name: None)
     setup = {"args": (256, 256, 256), "fixed": {}, "choice": resolve_target("sm_80", None), "resources": True}
 
     status, error, _, columns, notes = _compile(setup, gemm, {"block_M": 64, "block_N": 64})

@@ -120,8 +120,8 @@ def to_html(obj: Any) -> str:
 
 
 def profile(kernel: Any, *inputs: Any, **kwargs: Any):
-    """Run a compiled kernel once under Nsight Compute; its counters as a pandas DataFrame (see ``tilelab.ncu``)."""
-    from tilelab.ncu import profile as _profile
+    """Run a compiled kernel once under Nsight Compute; its counters as a pandas DataFrame (see ``tilelab.counters.ncu``)."""
+    from tilelab.counters.ncu import profile as _profile
 
     return _profile(kernel, *inputs, **kwargs)
 

@@ -1,5 +1,5 @@
 """``python -m tilelab``: the ``tilelab`` command."""
 
-from tilelab.cli import main
+from tilelab.cli.main import main
 
 raise SystemExit(main())

@@ -10,8 +10,8 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from tilelab._cli_cache import CacheUsageError, magic_command
 from tilelab._line import LineError, unquoted, words
+from tilelab.cli.cache import CacheUsageError, magic_command
 from tilelab.runs import RunsError, why_of_runs
 from tilelab.views import record_view
 

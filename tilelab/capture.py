@@ -21,8 +21,8 @@ from tilelab import _tilelang as tl
 from tilelab._time_limit import EXPLORE_TIMEOUT_S, TimeLimit, check_timeout
 from tilelab.errors import KernelCompileError, captured_compiler_output, error_record, source_file
 from tilelab.estimate import static_estimate
-from tilelab.machine import machine_code_for
-from tilelab.occupancy import launch_problems
+from tilelab.machine.build import machine_code_for
+from tilelab.machine.occupancy import launch_problems
 from tilelab.provenance import CacheSource, build_provenance
 from tilelab.recorder import PassRecorder
 from tilelab.records import (

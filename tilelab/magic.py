@@ -221,7 +221,7 @@ class TileLangMagics(Magics):
 
     def _build_machine_code(self, record: KernelRecord, cell_key: str, jit_kernel: Any = None) -> None:
         """Build PTX/SASS/resources in the background; the finished record replaces this one everywhere."""
-        from tilelab.machine import start_machine_code
+        from tilelab.machine.build import start_machine_code
 
         if not record.has_cuda_source:
             return
@@ -259,8 +259,8 @@ class TileLangMagics(Magics):
         """Each compiled kernel once under ncu: its frame shown and bound, its summary attached to its record."""
         from IPython.display import display
 
+        from tilelab.counters.ncu import profile
         from tilelab.errors import TileLabError
-        from tilelab.ncu import profile
 
         by_name = {record.name: record for record in records}
         for name, jit_kernel in compiled.items():

@@ -1,7 +1,7 @@
 """The devices' peaks from NVIDIA's datasheets: dense tensor-core FLOP/s per operand type and memory bandwidth.
 
 The static estimate (:mod:`tilelab.estimate`) and the profile's roofline position
-(:mod:`tilelab.profile_summary`) measure against these.
+(:mod:`tilelab.counters.summary`) measure against these.
 """
 
 from __future__ import annotations

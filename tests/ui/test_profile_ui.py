@@ -21,8 +21,8 @@ import sys
 sys.path.insert(0, {str(DATA.parent)!r})
 import tilelab
 from kernels import matmul
-from tilelab.ncu import parse_ncu_csv
-from tilelab.profile_summary import summarize
+from tilelab.counters.ncu import parse_ncu_csv
+from tilelab.counters.summary import summarize
 
 record = tilelab.explore(matmul, arch="sm_90", machine_code=False)
 frame = parse_ncu_csv(open({str(DATA / "ncu_gemm_h100_details.csv")!r}).read())

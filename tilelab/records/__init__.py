@@ -20,12 +20,14 @@ from tilelab.records.parts import (
     Status,
     TimingRecord,
 )
+from tilelab.records.profile import KernelProfile, ProfileAdvice, ProfileRecord, RooflinePosition
 
 __all__ = [
     "FORMAT_VERSION",
     "CodeLineLink",
     "CompileMode",
     "ErrorRecord",
+    "KernelProfile",
     "KernelRecord",
     "KernelResources",
     "LaunchRecord",
@@ -35,6 +37,9 @@ __all__ = [
     "MachineCodeRecord",
     "OccupancyRecord",
     "PassRecord",
+    "ProfileAdvice",
+    "ProfileRecord",
+    "RooflinePosition",
     "SourceRecord",
     "StaticEstimate",
     "Status",

@@ -12,7 +12,6 @@ import uuid
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from tilelab.profile_summary import ProfileRecord
 from tilelab.provenance import CacheSource, Provenance
 from tilelab.records.encoding import decode_array, encode, values_equal
 from tilelab.records.machine_code import MachineCodeRecord
@@ -29,6 +28,7 @@ from tilelab.records.parts import (
     Status,
     TimingRecord,
 )
+from tilelab.records.profile import ProfileRecord
 from tilelab.repro import reproducer_of_record
 
 # 2: a launch per device kernel, launch problems, layouts keyed per kernel; 3: static estimate;

@@ -32,7 +32,7 @@ from typing import Any
 import cloudpickle
 
 from tilelab import _tilelang as tl
-from tilelab.occupancy import launch_problems
+from tilelab.machine.occupancy import launch_problems
 from tilelab.provenance import Provenance, build_provenance
 from tilelab.records import LaunchRecord
 

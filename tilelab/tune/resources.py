@@ -2,7 +2,7 @@
 
 Compile workers call :func:`resource_columns` after a successful build of a
 CUDA config. A lowered config (no GPU) is compiled by nvcc and ptxas
-(:func:`tilelab.machine.machine_code`, resources only: ~1 s less than the full
+(:func:`tilelab.machine.build.machine_code`, resources only: ~1 s less than the full
 record, no SASS). A compiled ``JITKernel`` comes with the cubin TileLang
 built, inside the host library it exported (``executable.so`` in its kernel
 cache); its numbers come from ``cuobjdump --dump-resource-usage`` of that cubin,
@@ -25,8 +25,8 @@ from typing import Any
 
 from tilelab import _tilelang as tl
 from tilelab.estimate import estimate_of_built
-from tilelab.machine import BuildError, cubin_resource_usage, find_tool, machine_code
-from tilelab.occupancy import occupancy
+from tilelab.machine.build import BuildError, cubin_resource_usage, find_tool, machine_code
+from tilelab.machine.occupancy import occupancy
 from tilelab.records import KernelResources, MachineCodeRecord
 from tilelab.targets import gpu_name
 

@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tilelab._machine_record import machine_warnings
-from tilelab._machine_text import INSTRUCTION_CLASSES, instruction_classes
+from tilelab.machine.record import machine_warnings
+from tilelab.machine.text import INSTRUCTION_CLASSES, instruction_classes
 from tilelab.records import CodeLineLink, KernelRecord, MachineCodeRecord
 from tilelab.views._source_links import SourceLinks, source_links
 from tilelab.views.machine_code import CLASS_COLOURS, limits_note, resource_rows

@@ -11,7 +11,7 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from tilelab._machine_record import machine_warnings
+from tilelab.machine.record import machine_warnings
 from tilelab.records import KernelRecord
 
 __all__ = [

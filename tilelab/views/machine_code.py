@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tilelab._machine_record import machine_warnings
-from tilelab._machine_text import INSTRUCTION_CLASSES, instruction_classes, opcode_of
-from tilelab.occupancy import LIMITS_SOURCE, limits_for
+from tilelab.machine.occupancy import LIMITS_SOURCE, limits_for
+from tilelab.machine.record import machine_warnings
+from tilelab.machine.text import INSTRUCTION_CLASSES, instruction_classes, opcode_of
 from tilelab.records import KernelResources, MachineCodeRecord, OccupancyRecord, SourceRecord
 from tilelab.views.html import MONO, details, escape, table
 
 if TYPE_CHECKING:
-    from tilelab.occupancy import ArchLimits
+    from tilelab.machine.occupancy import ArchLimits
 
 __all__ = [
     "CLASS_COLOURS",

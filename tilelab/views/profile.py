@@ -1,7 +1,7 @@
 """The Profile tab: one ncu run of a kernel — Speed of Light bars, the roofline position, occupancy, launch, advice.
 
 Static, script-free HTML (every kernel name and advice text escaped) from a
-:class:`~tilelab.profile_summary.ProfileRecord`; the Explorer shows it as an
+:class:`~tilelab.records.ProfileRecord`; the Explorer shows it as an
 HTML tab and as a ``<details>`` section of its snapshot. Colours come from
 JupyterLab's theme variables (with light fallbacks), so dark themes work.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from tilelab.profile_summary import KernelProfile, ProfileRecord, RooflinePosition
+from tilelab.records.profile import KernelProfile, ProfileRecord, RooflinePosition
 from tilelab.views.html import escape, table
 
 __all__ = ["profile_html", "roofline_svg"]

@@ -6,7 +6,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from tilelab._cli_load import UsageError
+from tilelab.cli.load import UsageError
 from tilelab.registry import default_registry
 from tilelab.tune.api import tune_from_line
 

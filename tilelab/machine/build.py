@@ -6,8 +6,8 @@ TileLang compiles it (``nvcc --cubin -O3 -lineinfo -std=c++20``, its
 ``tl_templates`` and CUTLASS includes) in one nvcc run that keeps the PTX its
 front end wrote, so the front end (most of the time) runs once. Given TileLang's
 compiled kernel, the SASS is that of TileLang's own cubin. Results are cached
-(:mod:`tilelab.machine_cache`); text parsing lives in :mod:`tilelab._machine_text`,
-finding the tools in :mod:`tilelab._cuda_tools`.
+(:mod:`tilelab.machine.cache`); text parsing lives in :mod:`tilelab.machine.text`,
+finding the tools in :mod:`tilelab.machine.cuda_tools`.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tilelab import machine_cache
-from tilelab._cuda_tools import cubins_in_library, find_tool, tool_version
-from tilelab._machine_record import build_facts, machine_record
-from tilelab._machine_text import (
+from tilelab.machine import cache as machine_cache
+from tilelab.machine.cuda_tools import cubins_in_library, find_tool, tool_version
+from tilelab.machine.record import build_facts, machine_record
+from tilelab.machine.text import (
     INSTRUCTION_CLASSES,
     instruction_classes,
     parse_ptx_links,
@@ -193,7 +193,7 @@ def machine_code(
         The ``JITKernel`` TileLang compiled from this source, if any: the SASS
         shown is then that of its own cubin, the code that runs.
 
-    A build is kept in TileLab's machine-code cache (:mod:`tilelab.machine_cache`):
+    A build is kept in TileLab's machine-code cache (:mod:`tilelab.machine.cache`):
     the same source, arch, flags and tools again cost a file read. Never raises for
     a missing tool or a failed compile: the record's ``notes`` and ``error`` say what happened.
     """

@@ -1,7 +1,7 @@
 """Nsight Compute counters for one compiled kernel: run it once under ``ncu`` and read the report as a DataFrame.
 
 ncu must start the process it profiles, so the kernel runs in a child Python
-(:mod:`tilelab._profile_run`): the JITKernel's ``PrimFunc`` (TVM JSON), its
+(:mod:`tilelab.counters.run`): the JITKernel's ``PrimFunc`` (TVM JSON), its
 compile options and the inputs go to a temporary folder; the child compiles
 the same function (TileLang's kernel cache usually has it), runs it once and
 exits. Only the kernel's own launches are profiled (``--kernel-name``), the
@@ -21,10 +21,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from tilelab.counters.summary import summarize
 from tilelab.errors import TileLabError
 from tilelab.estimate import estimate_of_built
-from tilelab.machine import find_tool
-from tilelab.profile_summary import summarize
+from tilelab.machine.build import find_tool
 from tilelab.targets import gpu_name
 
 __all__ = ["DEFAULT_SECTIONS", "ProfilerUnavailableError", "ncu_command", "ncu_refusal", "parse_ncu_csv", "profile"]
@@ -157,7 +157,7 @@ def profile(kernel: Any, *inputs: Any, sections=DEFAULT_SECTIONS, timeout: float
     -------
     pandas.DataFrame
         ``id, kernel, section, metric, value, unit, text``; ``attrs["rules"]`` holds ncu's advice and
-        ``attrs["summary"]`` a :class:`~tilelab.profile_summary.ProfileRecord` (Speed of Light, occupancy,
+        ``attrs["summary"]`` a :class:`~tilelab.records.ProfileRecord` (Speed of Light, occupancy,
         launch, the roofline position against the device's peaks, with FLOP/s from the static estimate).
 
     Raises
@@ -176,7 +176,7 @@ def profile(kernel: Any, *inputs: Any, sections=DEFAULT_SECTIONS, timeout: float
         directory = Path(folder)
         _write_job(jit, inputs, directory)
         report = directory / "report"
-        program = [sys.executable, "-m", "tilelab._profile_run", str(directory)]
+        program = [sys.executable, "-m", "tilelab.counters.run", str(directory)]
         ran = subprocess.run(
             ncu_command(ncu, kernels, report, program, sections), capture_output=True, text=True, timeout=timeout
         )
@@ -198,7 +198,7 @@ def profile(kernel: Any, *inputs: Any, sections=DEFAULT_SECTIONS, timeout: float
 
 
 def _summary(frame: Any, jit: Any):
-    """The frame's :class:`~tilelab.profile_summary.ProfileRecord`, measured against the present device's peaks."""
+    """The frame's :class:`~tilelab.records.ProfileRecord`, measured against the present device's peaks."""
 
     attrs = getattr(jit.target, "attrs", None)  # a tvm Target (a str target names no arch)
     arch = str(attrs.get("arch", "")) if attrs is not None else ""

@@ -13,8 +13,14 @@ import warnings
 from pathlib import Path
 from typing import Any, NoReturn
 
-from tilelab import _cli_cache, _cli_repro
-from tilelab._cli_load import UsageError
+import tilelab
+from tilelab.changes import ASPECTS, record_changes
+from tilelab.cli import cache as cache_command
+from tilelab.cli import repro as repro_command
+from tilelab.cli.load import UsageError
+from tilelab.errors import KernelCompileError
+from tilelab.targets import TargetError
+from tilelab.tune.budget import duration_of, looks_like_duration
 
 __all__ = ["main"]
 
@@ -70,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument("--seed", type=int, help="the search's seed")
     tune.add_argument("--sampler", choices=("tpe", "gp", "random"), help="the search's sampler (default tpe)")
     cache = commands.add_parser("cache", help="TileLang's kernel cache: entries, size, duplicates; prune it (a dry run unless --yes)")
-    _cli_cache.configure(cache, _Parser)
+    cache_command.configure(cache, _Parser)
 
     repro = commands.add_parser("repro", help="a standalone Python file that reproduces a kernel's compile (needs only tilelang and torch)",
                                 epilog=_RUNS_CODE)  # fmt: skip
@@ -83,7 +89,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def _budget(text: str) -> int | float | str:
     """``40`` configs, ``0.3`` of the space, or ``3m`` of wall-clock time (no config starts after it)."""
-    from tilelab.tune.budget import duration_of, looks_like_duration
 
     if looks_like_duration(text):
         try:
@@ -107,7 +112,6 @@ def _add_target(parser: argparse.ArgumentParser, cpu: bool) -> None:
 
 
 def _aspects(text: str) -> tuple[str, ...]:
-    from tilelab.changes import ASPECTS
 
     names = tuple(name.strip() for name in text.split(",") if name.strip())
     unknown = [name for name in names if name not in ASPECTS]
@@ -133,7 +137,7 @@ def _positive(kind: type) -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the exit code."""
     options = _parser().parse_args(argv)
-    command = {"report": _report, "diff": _diff, "tune": _tune, "cache": _cache, "repro": _cli_repro.run}[options.command]
+    command = {"report": _report, "diff": _diff, "tune": _tune, "cache": _cache, "repro": repro_command.run}[options.command]
     try:
         with warnings.catch_warnings():  # restores showwarning: main() may run inside a Python session
 
@@ -151,15 +155,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _report(options: argparse.Namespace) -> int:
-    from tilelab._cli_load import call_arguments, compiled_arguments, load_kernel
-    from tilelab.errors import KernelCompileError
-    from tilelab.targets import TargetError
+    from tilelab.cli.load import call_arguments, compiled_arguments, load_kernel
 
     compiled_arguments(options.args)  # a typo fails before the (slow) import of the kernel's file
     name, kernel, namespace = load_kernel(options.kernel)
     args, kwargs = call_arguments(options.args, namespace)
     output = options.output or Path(f"{name}.{'json' if options.json else 'html'}")
-    import tilelab
 
     error = None
     try:
@@ -206,8 +207,7 @@ def _write(path: Path, text: str) -> None:
 
 
 def _diff(options: argparse.Namespace) -> int:
-    from tilelab._cli_load import read_record
-    from tilelab.changes import record_changes
+    from tilelab.cli.load import read_record
     from tilelab.sharing import html_document
     from tilelab.views.compare import CompareView
 
@@ -225,15 +225,15 @@ def _diff(options: argparse.Namespace) -> int:
 
 def _cache(options: argparse.Namespace) -> int:
     try:
-        print("\n".join(_cli_cache.run(options)))
-    except _cli_cache.CacheUsageError as exc:
+        print("\n".join(cache_command.run(options)))
+    except cache_command.CacheUsageError as exc:
         raise UsageError(str(exc)) from None
     return 0
 
 
 def _tune(options: argparse.Namespace) -> int:
-    from tilelab._cli_load import call_arguments, compiled_arguments, load_kernel
-    from tilelab._cli_tune import check_output, run_tune, write_rows
+    from tilelab.cli.load import call_arguments, compiled_arguments, load_kernel
+    from tilelab.cli.tune import check_output, run_tune, write_rows
 
     _file, _, name = options.kernel.rpartition("::")
     output = options.out or Path(f"{name}.csv")

@@ -1,4 +1,4 @@
-"""The child process of :func:`tilelab.ncu.profile`: ``python -m tilelab._profile_run FOLDER``.
+"""The child process of :func:`tilelab.counters.ncu.profile`: ``python -m tilelab.counters.run FOLDER``.
 
 Reads ``kernel.json`` (the PrimFunc as TVM JSON and its compile options) and
 ``inputs.pt`` (optional) from FOLDER, compiles the kernel, runs it once and

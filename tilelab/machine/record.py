@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from tilelab.occupancy import occupancy
+from tilelab.machine.occupancy import occupancy
 from tilelab.records import CodeLineLink, KernelResources, MachineCodeRecord, OccupancyRecord
 
 _LAUNCH_BOUNDS = re.compile(r"__global__\s+void\s+__launch_bounds__\((\d+)[^)]*\)\s+(\w+)\s*\(")

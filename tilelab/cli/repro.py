@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 import tilelab
-from tilelab._cli_load import UsageError, call_arguments, compiled_arguments, load_kernel
+from tilelab.cli.load import UsageError, call_arguments, compiled_arguments, load_kernel
 from tilelab.errors import KernelCompileError
 from tilelab.targets import TargetError
 
