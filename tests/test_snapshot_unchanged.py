@@ -1,0 +1,36 @@
+"""The saved Explorer of the quickstart GEMM renders as it did before the views were restructured.
+
+``data/quickstart_gemm.record.json.gz`` is the record of the quickstart notebook's GEMM lowered for
+sm_90 (with its machine code); ``data/quickstart_gemm.snapshot.html.gz`` is ``tilelab.to_html`` of it
+as of commit 9f5daea. When a view changes on purpose, save the snapshot again:
+``python tests/test_snapshot_unchanged.py``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import gzip
+from pathlib import Path
+
+import tilelab
+from tilelab.records import KernelRecord
+
+DATA = Path(__file__).parent / "data"
+RECORD = DATA / "quickstart_gemm.record.json.gz"
+SNAPSHOT = DATA / "quickstart_gemm.snapshot.html.gz"
+
+
+def _render() -> str:
+    return tilelab.to_html(KernelRecord.from_json(gzip.open(RECORD, "rt").read()))
+
+
+def test_the_quickstart_gemm_snapshot_renders_as_before():
+    before, now = gzip.open(SNAPSHOT, "rt").read(), _render()
+
+    changed = list(difflib.unified_diff(before.split("><"), now.split("><"), "before", "now", n=1, lineterm=""))
+    assert now == before, "\n".join(changed[:40])
+
+
+if __name__ == "__main__":
+    with gzip.open(SNAPSHOT, "wt") as file:
+        file.write(_render())
