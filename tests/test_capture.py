@@ -140,6 +140,20 @@ def test_cuda_lines_link_back_to_the_kernels_python_lines(gemm_sm90):
     assert "#line" not in source.device
 
 
+def test_the_source_map_is_computed_at_capture_and_kept_through_json_and_load(gemm_sm90, tmp_path):
+    source_map = gemm_sm90.source.source_map
+    cell = gemm_sm90.source.kernel_source.splitlines()
+    gemm_line = next(n for n, text in enumerate(cell, 1) if text.strip().startswith("T.gemm"))
+    path = tmp_path / "gemm.json"
+
+    gemm_sm90.save(path)
+
+    assert source_map is not None and "gemm" in [op.name for op in source_map.ops]
+    assert any("wgmma" in gemm_sm90.source.device.splitlines()[n - 1] for n in source_map.cuda_lines_for(gemm_line))
+    assert KernelRecord.from_json(gemm_sm90.to_json()).source.source_map == source_map
+    assert tilelab.load(path).source.source_map == source_map
+
+
 def test_launch_facts_show_the_warp_specialised_thread_count(gemm_sm90, gemm_sm80):
     assert gemm_sm90.launch.grid == (8, 8, 1)
     assert gemm_sm90.launch.threads == 256  # producer warp group added to the 128 consumers

@@ -3,7 +3,8 @@
 Elaborates the kernel, lowers it (or compiles it for a present device) under a
 :class:`~tilelab.recorder.PassRecorder`, and assembles the
 :class:`~tilelab.records.KernelRecord`: sources with their ``#line`` links,
-launch facts, timings and a stable cache key.
+launch facts, timings and a stable cache key; the sources carry their repaired map to the
+kernel's lines (:mod:`tilelab.source_map`), computed once here.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from tilelab.records import (
     Status,
     TimingRecord,
 )
+from tilelab.source_map import with_source_map
 from tilelab.targets import TargetChoice, resolve_target
 
 __all__ = [
@@ -276,7 +278,7 @@ def _cache_key(func: Any, choice: TargetChoice, pass_configs: dict) -> str:
 def _source_record(lowered: tl.Lowered, choice: TargetChoice) -> SourceRecord:
     device, links = _strip_line_directives(lowered.device_source)
     kernel_file = _kernel_file(links)
-    return SourceRecord(
+    source = SourceRecord(
         device=device,
         host=lowered.host_source,
         language="cuda" if choice.is_cuda else "c",
@@ -284,6 +286,7 @@ def _source_record(lowered: tl.Lowered, choice: TargetChoice) -> SourceRecord:
         kernel_file=kernel_file,
         kernel_source="".join(linecache.getlines(kernel_file)) if kernel_file else "",
     )
+    return with_source_map(source)
 
 
 def _strip_line_directives(source: str) -> tuple[str, tuple[LineLink, ...]]:

@@ -8,25 +8,31 @@ import nothing heavy, and know nothing of views. ``KernelRecord.to_json`` /
 from tilelab.records.kernel import FORMAT_VERSION, KernelRecord
 from tilelab.records.machine_code import CodeLineLink, KernelResources, MachineCodeRecord, OccupancyRecord
 from tilelab.records.parts import (
+    CellLink,
     CompileMode,
     ErrorRecord,
+    FoundThrough,
     LaunchRecord,
     LayoutKind,
     LayoutRecord,
     LineLink,
     PassRecord,
+    SourceMap,
     SourceRecord,
     StaticEstimate,
     Status,
+    TileOp,
     TimingRecord,
 )
 from tilelab.records.profile import KernelProfile, ProfileAdvice, ProfileRecord, RooflinePosition
 
 __all__ = [
     "FORMAT_VERSION",
+    "CellLink",
     "CodeLineLink",
     "CompileMode",
     "ErrorRecord",
+    "FoundThrough",
     "KernelProfile",
     "KernelRecord",
     "KernelResources",
@@ -40,8 +46,10 @@ __all__ = [
     "ProfileAdvice",
     "ProfileRecord",
     "RooflinePosition",
+    "SourceMap",
     "SourceRecord",
     "StaticEstimate",
     "Status",
+    "TileOp",
     "TimingRecord",
 ]

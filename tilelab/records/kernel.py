@@ -23,6 +23,7 @@ from tilelab.records.parts import (
     LayoutRecord,
     LineLink,
     PassRecord,
+    SourceMap,
     SourceRecord,
     StaticEstimate,
     Status,
@@ -32,9 +33,11 @@ from tilelab.records.profile import ProfileRecord
 from tilelab.repro import reproducer_of_record
 
 # 2: a launch per device kernel, launch problems, layouts keyed per kernel; 3: static estimate;
-# 4: the estimate's GEMM operand dtypes (which pick its FLOP peak); 5: provenance (who served it, the cache key's parts)
-FORMAT_VERSION = 5
-_READABLE_FORMATS = (2, 3, 4, 5)  # formats 3 to 5 only added optional fields: older files lack them (None, or no dtypes)
+# 4: the estimate's GEMM operand dtypes (which pick its FLOP peak); 5: provenance (who served it, the cache key's parts);
+# 6: the source's map (device-code line -> kernel-file line, repaired at capture)
+FORMAT_VERSION = 6
+# Formats 3 to 6 only added optional fields: older files lack them (None, or no dtypes).
+_READABLE_FORMATS = (2, 3, 4, 5, 6)
 
 
 @dataclass(frozen=True, eq=False)
@@ -202,7 +205,8 @@ def _decode_source(data: dict | None) -> SourceRecord | None:
     if data is None:
         return None
     links = tuple(LineLink(**link) for link in data["line_links"])
-    return SourceRecord(**{**data, "line_links": links})
+    source_map = None if data.get("source_map") is None else SourceMap.from_dict(data["source_map"])
+    return SourceRecord(**{**data, "line_links": links, "source_map": source_map})
 
 
 def _upgraded_from_v1(data: dict) -> dict:

@@ -56,6 +56,63 @@ class LineLink:
     line: int
 
 
+class FoundThrough(str, Enum):
+    """How a device-code line's kernel-file line was found (see :mod:`tilelab.source_map`)."""
+
+    DIRECTIVE = "directive"  # TileLang's #line directive, where it was emitted for the line
+    TEMPLATE = "template"  # a tl:: template call naming the op and its buffers
+    BLOCK = "block"  # the block around it
+    DECLARATION = "declaration"  # the declaration of a buffer the kernel allocates
+    PIPELINE = "pipeline"  # a pipelined loop's loops and barriers
+
+
+@dataclass(frozen=True)
+class CellLink:
+    """Device-code line ``cuda_line`` came from line ``cell_line`` of the kernel's file."""
+
+    cuda_line: int
+    cell_line: int
+    how: FoundThrough
+
+
+@dataclass(frozen=True)
+class TileOp:
+    """A tile-op statement of the kernel's Python: ``T.<name>(...)``, or a ``for`` over a tile loop, at ``line``."""
+
+    line: int
+    name: str  # "gemm", "copy", "reduce_max", "Pipelined", "alloc_shared", ...
+
+
+@dataclass(frozen=True)
+class SourceMap:
+    """Which kernel-file line each device-code line came from, TileLang's ``#line`` directives repaired.
+
+    :mod:`tilelab.source_map` computes it once, at capture. ``links`` are in
+    device-code order; ``ops`` are the tile ops of the kernel's function by line,
+    linked or not (an op with no link was fused into the lines around it, or removed).
+    """
+
+    links: tuple[CellLink, ...] = ()
+    ops: tuple[TileOp, ...] = ()
+
+    @property
+    def cuda_to_cell(self) -> dict[int, int]:
+        return {link.cuda_line: link.cell_line for link in self.links}
+
+    def cuda_lines_for(self, cell_line: int) -> list[int]:
+        """The device-code lines that came from ``cell_line``."""
+        return [link.cuda_line for link in self.links if link.cell_line == cell_line]
+
+    def cell_line_for(self, cuda_line: int) -> int | None:
+        """The kernel-file line that ``cuda_line`` came from, if known."""
+        return next((link.cell_line for link in self.links if link.cuda_line == cuda_line), None)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SourceMap:
+        links = (CellLink(link["cuda_line"], link["cell_line"], FoundThrough(link["how"])) for link in data["links"])
+        return cls(links=tuple(links), ops=tuple(TileOp(**op) for op in data["ops"]))
+
+
 @dataclass(frozen=True)
 class SourceRecord:
     """Generated sources and how they link back to the kernel's Python."""
@@ -63,9 +120,10 @@ class SourceRecord:
     device: str
     host: str | None
     language: str  # "cuda" or "c"
-    line_links: tuple[LineLink, ...]
+    line_links: tuple[LineLink, ...]  # TileLang's #line directives as emitted
     kernel_file: str  # the file (or cell) that defined the kernel
     kernel_source: str  # the text of kernel_file, for side-by-side views
+    source_map: SourceMap | None = None  # the repaired links; None in records saved before format 6
 
     def cuda_lines_for(self, line: int) -> list[int]:
         """Generated lines that came from ``line`` of the kernel's file."""

@@ -1,0 +1,213 @@
+"""The source map: every tile op of the cell links to its CUDA, even where TileLang's #line points elsewhere.
+
+Capture computes the map once and the record keeps it; a record saved before it was kept gets it when asked.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from sample_records import sample_record
+
+import tilelab
+from tilelab.records import FORMAT_VERSION, FoundThrough, KernelRecord, LineLink, SourceRecord
+from tilelab.source_map import build_source_map, cell_ops, source_map_of, with_source_map
+
+QUICKSTART = Path(__file__).parent / "data" / "quickstart_gemm.record.json.gz"  # saved in format 5, without a map
+
+CELL = """import tilelang.language as T
+
+def kernel(A, B, C):
+    A_s = T.alloc_shared((64, 32), T.float16)
+    B_s = T.alloc_shared((32, 64), T.float16)
+    C_l = T.alloc_fragment((64, 64), T.float32)
+    T.clear(C_l)
+    for k in T.Pipelined(8, num_stages=2):
+        T.copy(A[0, k * 32], A_s)
+        T.copy(B[k * 32, 0], B_s)
+        T.gemm(A_s, B_s, C_l)
+    T.copy(C_l, C[0, 0])
+"""
+
+CUDA = """extern "C" __global__ void kernel(half_t* A, half_t* B, half_t* C) {
+  float C_l[32];
+  for (int i = 0; i < 8; ++i) {
+    C_l[i] = 0.f;
+  }
+  for (int k = 0; k < 8; ++k) {
+    tl::cp_async_gs<16>(A_s, A + k * 32);
+    tl::cp_async_gs<16>(B_s, B + k * 32);
+    tl::cp_async_wait<0>();
+    __syncthreads();
+    {
+      tl::mma_sync<16, 8, 16>(C_l, A_local, B_local);
+    }
+  }
+  C[0] = C_l[0];
+}
+"""
+
+# As TileLang writes them: a directive where a span starts, inherited by every line after it.
+_DIRECTIVES = {2: ("cell", 3), 3: ("cell", 7), 12: ("tilelang/mma_macro_generator.py", 591), 15: ("cell", 12)}
+
+
+def _inherited(directives: dict[int, tuple[str, int]], lines: int) -> tuple[LineLink, ...]:
+    links, current = [], None
+    for number in range(1, lines + 1):
+        current = directives.get(number, current)
+        if current is not None:
+            links.append(LineLink(number, *current))
+    return tuple(links)
+
+
+def _source() -> SourceRecord:
+    return SourceRecord(CUDA, None, "cuda", _inherited(_DIRECTIVES, len(CUDA.splitlines())), "cell", CELL)
+
+
+def _how(source_map) -> dict[int, FoundThrough]:
+    return {link.cuda_line: link.how for link in source_map.links}
+
+
+def _quickstart_text() -> str:
+    with gzip.open(QUICKSTART, "rt") as file:
+        return file.read()
+
+
+def test_the_cells_tile_ops_are_found_with_the_buffers_they_touch():
+    ops = cell_ops(CELL, near={3, 7})
+
+    assert {line: op.name for line, op in ops.items()} == {
+        4: "alloc_shared", 5: "alloc_shared", 6: "alloc_fragment", 7: "clear",
+        8: "Pipelined", 9: "copy", 10: "copy", 11: "gemm", 12: "copy",
+    }  # fmt: skip
+    assert ops[11].buffers == ("A_s", "B_s", "C_l") and ops[9].buffers == ("A", "A_s")
+    assert ops[8].end == 11
+
+
+def test_the_map_names_every_tile_op_of_the_cell_by_line():
+    source_map = build_source_map(_source())
+
+    named = [(op.line, op.name) for op in source_map.ops]
+    assert named[:4] == [(4, "alloc_shared"), (5, "alloc_shared"), (6, "alloc_fragment"), (7, "clear")]
+
+
+def test_template_calls_link_to_the_op_that_expanded_into_them():
+    source_map = build_source_map(_source())
+    to_cell, how = source_map.cuda_to_cell, _how(source_map)
+
+    assert to_cell[12] == 11 and how[12] is FoundThrough.TEMPLATE  # mma_sync: T.gemm, not TileLang's macro file
+    assert to_cell[7] == 9 and to_cell[8] == 10  # each cp.async to its own T.copy
+    assert to_cell[2] == 6 and how[2] is FoundThrough.DECLARATION
+
+
+def test_loops_and_barriers_that_inherited_a_wrong_line_go_to_the_pipelined_loop():
+    source_map = build_source_map(_source())
+    to_cell = source_map.cuda_to_cell
+
+    assert to_cell[6] == 8 and _how(source_map)[6] is FoundThrough.PIPELINE  # not T.clear, whose directive came last
+    assert to_cell[9] == to_cell[10] == 8
+    assert to_cell[11] == to_cell[13] == 11  # the mma block's braces go with T.gemm
+
+
+def test_directives_stay_trusted_where_they_were_emitted():
+    source_map = build_source_map(_source())
+
+    assert [source_map.cell_line_for(n) for n in (3, 4, 5)] == [7, 7, 7]
+    assert source_map.cell_line_for(15) == 12
+    assert source_map.cell_line_for(1) is None  # the kernel's signature belongs to no op
+
+
+def test_a_python_line_links_to_the_device_lines_it_generated():
+    source_map = build_source_map(sample_record().source)
+
+    assert source_map.cuda_lines_for(5) == [4, 5]
+    assert source_map.cuda_lines_for(4) == [2]  # the shared buffer's declaration
+    assert source_map.cuda_lines_for(6) == [6]
+
+
+def test_a_record_carrying_its_map_keeps_it_through_json_and_load(tmp_path):
+    record = sample_record()
+    record = replace(record, source=with_source_map(record.source))
+    path = tmp_path / "gemm.json"
+
+    record.save(path)
+
+    assert json.loads(record.to_json())["format"] == FORMAT_VERSION >= 6
+    assert KernelRecord.from_json(record.to_json()).source.source_map == record.source.source_map
+    assert tilelab.load(path).source.source_map == build_source_map(record.source)
+
+
+def test_a_record_saved_before_the_map_was_kept_gets_the_same_map_when_asked():
+    old = KernelRecord.from_json(_quickstart_text())
+
+    assert json.loads(_quickstart_text())["format"] == 5 and old.source.source_map is None
+    assert source_map_of(old.source) == build_source_map(old.source)
+    assert len(source_map_of(old.source).links) > 40
+
+
+def test_a_stored_map_is_read_not_computed_again():
+    stored = replace(build_source_map(_source()), ops=())  # marked: a fresh computation would name ops
+    source = replace(_source(), source_map=stored)
+
+    assert source_map_of(source) is stored
+
+
+@functools.cache
+def _gemm(arch: str):
+    from sample_records import gemm_record
+
+    source = gemm_record(arch).source
+    cell = source.kernel_source.splitlines()
+    line_of = {
+        key: next(n for n, text in enumerate(cell, 1) if text.strip().startswith(key) and n > 8)
+        for key in ("T.gemm", "T.clear", "for k in T.Pipelined", "T.copy(A", "T.copy(B", "def gemm")
+    }
+    return source, line_of
+
+
+def _cuda(source: SourceRecord, cell_line: int) -> list[str]:
+    lines = source.device.splitlines()
+    return [lines[n - 1] for n in source.source_map.cuda_lines_for(cell_line)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_t_gemm_links_to_its_tensor_core_code(arch):
+    source, line_of = _gemm(arch)
+
+    gemm = _cuda(source, line_of["T.gemm"])
+
+    core = "tl::wgmma_ss" if arch == "sm_90" else "tl::mma_sync"
+    assert any(core in text for text in gemm)
+    assert not any(core in text for text in _cuda(source, line_of["T.clear"]))
+    assert not source.source_map.cuda_lines_for(line_of["def gemm"])
+
+
+@pytest.mark.slow
+def test_on_sm90_the_tma_loads_link_to_their_copies_and_the_producer_loop_to_the_pipeline():
+    source, line_of = _gemm("sm_90")
+
+    assert all("tma_load(A_desc" in t for t in _cuda(source, line_of["T.copy(A"]) if "tma_load" in t)
+    assert any("tma_load(A_desc" in t for t in _cuda(source, line_of["T.copy(A"]))
+    assert any("tma_load(B_desc" in t for t in _cuda(source, line_of["T.copy(B"]))
+    pipeline = _cuda(source, line_of["for k in T.Pipelined"])
+    assert any(t.strip().startswith("for (int k = 0;") for t in pipeline)
+    assert any(".wait(" in t for t in pipeline)
+
+
+@pytest.mark.slow
+def test_reductions_link_to_their_all_reduce():
+    from kernels import flash_attention
+
+    source = tilelab.explore(flash_attention, arch="sm_90").source
+    cell, lines = source.kernel_source.splitlines(), source.device.splitlines()
+
+    for op, reducer in (("T.reduce_max", "tl::MaxOp"), ("T.reduce_sum", "tl::SumOp")):
+        line = next(n for n, text in enumerate(cell, 1) if text.strip().startswith(op))
+        linked = [lines[n - 1] for n in source.source_map.cuda_lines_for(line)]
+        assert any(reducer in text for text in linked), op

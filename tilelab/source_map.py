@@ -1,0 +1,372 @@
+"""Which cell line each generated CUDA line came from, repairing TileLang's ``#line`` directives.
+
+Capture computes the :class:`~tilelab.records.SourceMap` once and stores it in the
+record's source, so the Explorer, the side panel, the CLI and ``tilelab.load`` all
+read one map; :func:`source_map_of` computes it for a record saved before it was kept
+(format 5 and older) or built by hand.
+
+TileLang emits ``#line`` only where a statement's span changes, and statements
+that transforms create without a span (pipeline loops, barriers, the
+warp-specialised producer) inherit whatever directive came last; tile ops that
+expand through TileLang's Python macros (``T.gemm``, ``T.reduce_*``) point into
+TileLang's own files. So on sm_90 the TMA producer loop maps to ``def gemm``
+and the wgmma block to ``T.clear``, and ``T.gemm`` never links.
+
+The repair works on the structure of the CUDA and of the cell:
+
+1. *strong* lines: a ``tl::`` template call names its op family (``wgmma_ss``,
+   ``mma_sync``, ``ldmatrix`` → gemm; ``tma_load``, ``cp_async_gs`` → copy;
+   ``AllReduce<MaxOp>`` → reduce_max ...) and its operands name the buffers,
+   matched to the cell's ``T.gemm`` / ``T.copy`` / ``T.reduce_*`` calls; a
+   declaration of a buffer the cell allocates links to that allocation;
+2. a directive is trusted where it was emitted and for the simple statements
+   after it in the same block, never for loops, branches or barriers that
+   merely inherited it, and never when it points outside the cell or at a ``def``;
+3. a block (``for``, ``if``, ``{``) whose trusted lines all come from one op
+   belongs to that op; a loop holding several ops, or barriers, belongs to the
+   cell loop (``T.Pipelined`` ...) that holds them all, except a reduce's own
+   loop (its ``AllReduce`` brings the barrier), which is the reduce's;
+4. untrusted simple lines take their block's op, barriers their pipeline's loop
+   or the op beside them; ``}`` closes with its opener, ``#pragma`` goes with
+   the next line.
+
+Lines that end up with no op (kernel prologue, barrier set-up, the
+warp-specialisation branch) stay unlinked, and the view says so.
+
+One module: every step reads the same block tree of the CUDA and the same ops of the cell.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, replace
+
+from tilelab.records import CellLink, FoundThrough, SourceMap, SourceRecord, TileOp
+
+__all__ = ["CellOp", "build_source_map", "cell_ops", "source_map_of", "with_source_map"]
+
+_FAMILY_OF_OP = {
+    "gemm": "gemm", "gemm_v1": "gemm", "gemm_v2": "gemm", "wgmma_gemm": "gemm", "gemm_sp": "gemm", "tcgen05_gemm": "gemm",
+    "copy": "copy", "c2d_im2col": "copy", "async_copy": "copy", "tma_copy": "copy", "transpose": "copy",
+    "reduce_max": "reduce", "reduce_min": "reduce", "reduce_sum": "reduce", "reduce_abssum": "reduce",
+    "reduce_absmax": "reduce", "reduce_abs_max": "reduce", "reduce": "reduce", "cumsum": "reduce",
+    "finalize_reducer": "reduce",
+    "fill": "fill", "clear": "fill",
+    "atomic_add": "atomic", "atomic_max": "atomic", "atomic_min": "atomic",
+}  # fmt: skip
+_LOOPS = {"Pipelined", "serial", "unroll", "Persistent", "vectorized"}  # loops kept as CUDA loops (not T.Parallel)
+_ALLOCS = re.compile(r"^alloc_\w+$")
+
+# tl:: templates and what they belong to; operands are matched to buffers separately.
+_TEMPLATE = re.compile(r"\btl::(\w+)")
+_TEMPLATE_FAMILY = [
+    (re.compile(r"^(gemm_\w+|wgmma\w*|mma\w*|ptx_ldmatrix\w*|ldmatrix\w*|initialize_\w*descriptor|GmmaDescriptor|"
+                r"increase_descriptor_offset|warpgroup_arrive|warpgroup_commit_batch|warpgroup_wait|"
+                r"warpgroup_fence_operand|tcgen05\w*|utcmma\w*)$"), "gemm"),
+    (re.compile(r"^(tma_load\w*|tma_store|cp_async_gs\w*|ptx_stmatrix\w*|prefetch_tma_descriptor|cp_async_bulk\w*)$"), "copy"),
+    (re.compile(r"^(AllReduce|CumSum\w*|reduce\w*|\w+Reducer)$"), "reduce"),
+]  # fmt: skip
+_REDUCE_KIND = {"MaxOp": "reduce_max", "MinOp": "reduce_min", "SumOp": "reduce_sum", "AbsMaxOp": "reduce_absmax"}
+_SYNC = re.compile(
+    r"(\bmbarrier\w*\[.*\]\s*\.\s*\w+\(|__syncthreads\(|__syncwarp\(|\btl::(cp_async_commit|cp_async_wait|fence\w*|"
+    r"tma_store_arrive|tma_store_wait|__sync_thread_partial|mbarrier\w*|synchronize\w*)\b)"
+)
+_DECLARED = re.compile(r"^\s*(?:extern\s+)?(?:__shared__\s+)?(?:__align__\(\d+\)\s+)?[\w:<>]+[\s*]+(\w+)\s*(?:\[[^\]]*\])?\s*(?:=|;)")
+_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+@dataclass(frozen=True)
+class CellOp:
+    """A tile-op statement of the kernel's Python: ``T.<name>(...)`` at ``line``, or a ``for`` over a tile loop."""
+
+    line: int
+    name: str  # "gemm", "copy", "reduce_max", "Pipelined", "alloc_shared", ...
+    buffers: tuple[str, ...]  # the names its arguments start with (loops: none)
+    end: int  # last line of its statement (loops: of their body)
+
+    @property
+    def family(self) -> str:
+        if self.name in _LOOPS:
+            return "loop"
+        if _ALLOCS.match(self.name):
+            return "alloc"
+        return _FAMILY_OF_OP.get(self.name, "other")
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Subscript, ast.Attribute, ast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _tile_call(node: ast.AST) -> str | None:
+    """``name`` for a call ``T.name(...)`` (any ``<module>.name`` of a tile language alias), else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+        return node.func.attr
+    return None
+
+
+def cell_ops(text: str, near: set[int]) -> dict[int, CellOp]:
+    """The tile ops of the innermost function of ``text`` holding most of the lines in ``near``."""
+    # IPython-only lines (magics, shell escapes) would stop ast: blank them, keeping line numbers.
+    cleaned = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.splitlines())
+    try:
+        tree = ast.parse(cleaned)
+    except SyntaxError:
+        return {}
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    best = max(
+        functions,
+        key=lambda f: (sum(f.lineno <= line <= (f.end_lineno or f.lineno) for line in near), -(f.end_lineno or 0) + f.lineno),
+        default=None,
+    )
+    if best is None:
+        return {}
+    ops: dict[int, CellOp] = {}
+    for node in ast.walk(best):
+        if isinstance(node, ast.For) and (name := _tile_call(node.iter)):
+            ops[node.lineno] = CellOp(node.lineno, name, (), node.end_lineno or node.lineno)
+        elif isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign)) and (name := _tile_call(node.value)):
+            call = node.value
+            buffers = [_root_name(arg) for arg in call.args] + [_root_name(k.value) for k in call.keywords]
+            if isinstance(node, ast.Assign) and _ALLOCS.match(name):
+                buffers = [_root_name(target) for target in node.targets]
+            elif isinstance(node, ast.AnnAssign) and _ALLOCS.match(name):
+                buffers = [_root_name(node.target)]
+            ops[node.lineno] = CellOp(node.lineno, name, tuple(b for b in buffers if b), node.end_lineno or node.lineno)
+    return ops
+
+
+@dataclass
+class _Line:
+    text: str
+    kind: str  # "blank", "pragma", "open", "close", "reopen" (``} else {``), "sync", "stmt"
+    parent: int | None  # the line opening the innermost block around this one
+    direct: int | None  # the cell line of its #line link (None: none, or outside the cell, or a ``def``)
+    run_start: int  # first line of the run of lines sharing its link
+    opener: int | None = None  # for ``}`` lines: the line whose block they close
+
+
+def _kind(text: str) -> str:
+    stripped = text.strip()
+    if not stripped:
+        return "blank"
+    if stripped.startswith("#"):
+        return "pragma"
+    if stripped.startswith("}"):
+        return "reopen" if stripped.endswith("{") else "close"
+    if stripped.endswith("{"):
+        return "open"
+    return "sync" if _SYNC.search(stripped) else "stmt"
+
+
+class _Cuda:
+    """The device code as a block tree: each line's kind, parent block, and raw ``#line`` link."""
+
+    def __init__(self, source: SourceRecord, untrusted: set[int]) -> None:
+        links = {link.output_line: (link.file, link.line) for link in source.line_links}
+        self.lines: dict[int, _Line] = {}
+        self.children: dict[int | None, list[int]] = {}
+        self.close_of: dict[int, int] = {}
+        stack: list[int] = []
+        previous_link, run_start = None, 0
+        for number, text in enumerate(source.device.splitlines(), start=1):
+            kind = _kind(text)
+            opener = stack.pop() if kind in ("close", "reopen") and stack else None
+            if opener is not None:
+                self.close_of[opener] = number
+            link = links.get(number)
+            if kind != "blank" and link != previous_link:
+                previous_link, run_start = link, number
+            direct = link[1] if link and link[0] == source.kernel_file and link[1] not in untrusted else None
+            parent = stack[-1] if stack else None
+            self.lines[number] = _Line(text, kind, parent, direct, run_start, opener)
+            self.children.setdefault(parent, []).append(number)
+            if kind in ("open", "reopen"):
+                stack.append(number)
+
+    def ancestors(self, number: int) -> list[int]:
+        found, parent = [], self.lines[number].parent
+        while parent is not None:
+            found.append(parent)
+            parent = self.lines[parent].parent
+        return found
+
+    def inside(self, opener: int) -> range:
+        return range(opener + 1, self.close_of.get(opener, max(self.lines) + 1))
+
+    def is_loop(self, number: int) -> bool:
+        return self.lines[number].text.strip().startswith("for ")
+
+    def trusted(self, number: int) -> bool:
+        """Whether line ``number``'s directive was emitted for it, or for a statement that holds it."""
+        line = self.lines[number]
+        start = line.run_start
+        if line.direct is None:
+            return False
+        if start == number or start in self.ancestors(number):
+            return True
+        if self.lines[start].kind == "pragma" and (start + 1 == number or start + 1 in self.ancestors(number)):
+            return True  # a pragma's directive covers the loop after it
+        return line.kind in ("stmt", "sync") and self.lines[start].parent == line.parent
+
+    def fresh(self, number: int) -> bool:
+        """Whether a directive was emitted right at line ``number`` (or at the pragma before it)."""
+        start = self.lines[number].run_start
+        return self.lines[number].direct is not None and (start == number or (start == number - 1 and self.lines[start].kind == "pragma"))
+
+
+class _Attribution:
+    def __init__(self, source: SourceRecord) -> None:
+        near = {link.line for link in source.line_links if link.file == source.kernel_file}
+        self.ops = cell_ops(source.kernel_source, near)
+        untrusted = {n for n, text in enumerate(source.kernel_source.splitlines(), start=1) if text.lstrip().startswith(("def ", "async def ", "@"))}
+        self.cuda = _Cuda(source, untrusted)
+        self.allocs = {b: op.line for op in self.ops.values() if op.family == "alloc" for b in op.buffers}
+
+    # -- strong lines: tl:: templates and buffer declarations ---------------------
+    def template_op(self, number: int, previous: int | None) -> int | None:
+        text = self.cuda.lines[number].text
+        names = _TEMPLATE.findall(text)
+        family = next((fam for name in names for pattern, fam in _TEMPLATE_FAMILY if pattern.match(name)), None)
+        if family is None:
+            return None
+        candidates = [op for op in self.ops.values() if op.family in ("gemm", "copy", "reduce")]
+        if family == "reduce" and (kinds := {_REDUCE_KIND[n] for n in names if n in _REDUCE_KIND}):
+            candidates = [op for op in candidates if op.family != "reduce" or op.name in kinds]
+        words = set(_IDENT.findall(text))
+        words |= {word[: -len("_desc")] for word in words if word.endswith("_desc")}  # TMA descriptors: <buffer>_desc
+
+        def score(op: CellOp) -> tuple[int, bool]:
+            return len(words & set(op.buffers)), op.family == family
+
+        best = max(candidates, key=score, default=None)
+        if best is not None and score(best)[0] > 0:
+            direct = self.cuda.lines[number].direct
+            tied = [op for op in candidates if score(op) == score(best)]
+            return min(tied, key=lambda op: (abs(op.line - direct) if direct else 0, op.line)).line
+        same = [op for op in candidates if op.family == family]
+        if len(same) == 1:
+            return same[0].line
+        # No operand names it (``warpgroup_arrive()``): the op of the template line before it, if of this family.
+        if previous is not None and self.ops[previous].family == family:
+            return previous
+        return None
+
+    def declared_op(self, number: int) -> int | None:
+        match = _DECLARED.match(self.cuda.lines[number].text)
+        return self.allocs.get(match.group(1)) if match else None
+
+    def seeds(self) -> dict[int, tuple[int, str]]:
+        seeds: dict[int, tuple[int, str]] = {}
+        previous = None
+        for number, line in self.cuda.lines.items():
+            if line.kind in ("blank", "close"):
+                continue
+            if (op := self.template_op(number, previous)) is not None:
+                seeds[number] = (op, "template")
+                previous = op
+            elif (op := self.declared_op(number)) is not None:
+                seeds[number] = (op, "declaration")
+            elif line.direct is not None and (self.cuda.fresh(number) or (line.kind in ("stmt", "sync") and self.cuda.trusted(number))):
+                seeds[number] = (line.direct, "directive")
+        return seeds
+
+    # -- blocks -------------------------------------------------------------------
+    def enclosing_loop(self, cell_lines: set[int]) -> int | None:
+        """The innermost cell loop whose body holds every line of ``cell_lines`` (a loop holds itself)."""
+        loops = [op for op in self.ops.values() if op.family == "loop" and all(op.line <= c <= op.end for c in cell_lines)]
+        return max(loops, key=lambda op: op.line).line if loops else None
+
+    def block(self, opener: int, seeds: dict[int, tuple[int, str]]) -> tuple[int, str] | None:
+        """The op a block belongs to, from the strong lines inside it."""
+        ops = {seeds[n][0] for n in self.cuda.inside(opener) if n in seeds}
+        if not ops:
+            return None
+        loop = self.cuda.is_loop(opener)
+        barriers = any(self.cuda.lines[n].kind == "sync" for n in self.cuda.children.get(opener, ()))
+        if len(ops) == 1 and not (loop and barriers):
+            return next(iter(ops)), "block"
+        if len(ops) == 1 and self.ops[next(iter(ops))].family == "reduce":
+            return next(iter(ops)), "block"  # a reduce's own loop: its AllReduce brings the barrier
+        if loop and (cell_loop := self.enclosing_loop(ops)) is not None:
+            return cell_loop, "pipeline"
+        return None
+
+    def loop_of_barrier(self, number: int, resolved: dict[int, tuple[int, str]]) -> int | None:
+        """The cell loop of the innermost CUDA ``for`` around a barrier, if that ``for`` is one."""
+        for ancestor in self.cuda.ancestors(number):
+            if self.cuda.is_loop(ancestor):
+                cell = resolved.get(ancestor, (None, ""))[0]
+                return cell if cell in self.ops and self.ops[cell].family == "loop" else None
+        return None
+
+    def beside(self, number: int, resolved: dict[int, tuple[int, str]]) -> int | None:
+        """The op of the nearest statement beside a barrier in its block (after it, then before it)."""
+        siblings = self.cuda.children[self.cuda.lines[number].parent]
+        at = siblings.index(number)
+        for direction in (1, -1):
+            k = at + direction
+            while 0 <= k < len(siblings) and self.cuda.lines[siblings[k]].kind in ("sync", "pragma", "blank"):
+                k += direction
+            if 0 <= k < len(siblings):
+                other = siblings[k]
+                other = self.cuda.lines[other].opener or other
+                if other in resolved:
+                    return resolved[other][0]
+        return None
+
+    def run(self) -> SourceMap:
+        lines = self.cuda.lines
+        seeds = self.seeds()
+        resolved = dict(seeds)
+        for number, line in lines.items():  # blocks, by what they hold
+            if number not in resolved and line.kind in ("open", "reopen"):
+                if self.cuda.fresh(number):
+                    resolved[number] = (line.direct, "directive")
+                elif (found := self.block(number, seeds)) is not None:
+                    resolved[number] = found
+        barriers = []
+        for number, line in lines.items():  # the rest, outside in
+            if number in resolved or line.kind in ("blank", "pragma", "close"):
+                continue
+            if line.kind == "sync":
+                if (loop := self.loop_of_barrier(number, resolved)) is not None:
+                    resolved[number] = (loop, "pipeline")
+                else:
+                    barriers.append(number)
+            elif self.cuda.trusted(number):
+                resolved[number] = (line.direct, "directive")
+            elif line.parent in resolved:
+                resolved[number] = (resolved[line.parent][0], "block")
+        for number in barriers:
+            if (op := self.beside(number, resolved)) is not None:
+                loop = self.enclosing_loop({op})
+                pipelined = loop is not None and self.ops[loop].name == "Pipelined"
+                resolved[number] = (loop, "pipeline") if pipelined else (op, "block")
+        for number, line in lines.items():  # a closing brace goes with its block
+            if line.kind == "close" and line.opener in resolved:
+                resolved[number] = resolved[line.opener]
+        for number in sorted(lines, reverse=True):  # a pragma goes with the line after it
+            if lines[number].kind == "pragma" and number + 1 in resolved:
+                resolved[number] = resolved[number + 1]
+        return SourceMap(
+            links=tuple(CellLink(number, cell, FoundThrough(how)) for number, (cell, how) in sorted(resolved.items())),
+            ops=tuple(TileOp(line, op.name) for line, op in sorted(self.ops.items())),
+        )
+
+
+def build_source_map(source: SourceRecord) -> SourceMap:
+    """The repaired CUDA → cell line links of ``source`` (see the module docstring)."""
+    return _Attribution(source).run()
+
+
+def with_source_map(source: SourceRecord) -> SourceRecord:
+    """``source`` carrying its map (capture stores it once, with the record)."""
+    return replace(source, source_map=build_source_map(source))
+
+
+def source_map_of(source: SourceRecord) -> SourceMap:
+    """``source``'s map: the one stored at capture, else (a record of format 5 or older, or built by hand) computed now."""
+    return source.source_map if source.source_map is not None else build_source_map(source)
