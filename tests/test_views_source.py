@@ -1,135 +1,71 @@
-"""The Source tab: every tile op of the cell links to its CUDA, even where TileLang's #line points elsewhere."""
+"""The Source tab: one dict (``source_data``) that the snapshot and the live tab both render."""
 
 from __future__ import annotations
 
-import functools
+import ast
+import gzip
+import json
+from dataclasses import replace
+from pathlib import Path
 
-import pytest
 from htmlcheck import parse
-from sample_records import DEVICE, KERNEL_SOURCE, failed_record, gemm_record, sample_record
+from sample_records import DEVICE, KERNEL_SOURCE, failed_record, sample_record
 
-from tilelab.records import LineLink, SourceRecord
-from tilelab.views._source_links import cell_ops, source_links
-from tilelab.views.source import SourceData, binary_note, source_html
+import tilelab
+from tilelab.records import FoundThrough, KernelRecord
+from tilelab.source_map import with_source_map
+from tilelab.views.explorer import ExplorerView
+from tilelab.views.source import HOW, binary_note, source_data, source_host, source_snapshot
 
-CELL = """import tilelang.language as T
-
-def kernel(A, B, C):
-    A_s = T.alloc_shared((64, 32), T.float16)
-    B_s = T.alloc_shared((32, 64), T.float16)
-    C_l = T.alloc_fragment((64, 64), T.float32)
-    T.clear(C_l)
-    for k in T.Pipelined(8, num_stages=2):
-        T.copy(A[0, k * 32], A_s)
-        T.copy(B[k * 32, 0], B_s)
-        T.gemm(A_s, B_s, C_l)
-    T.copy(C_l, C[0, 0])
-"""
-
-CUDA = """extern "C" __global__ void kernel(half_t* A, half_t* B, half_t* C) {
-  float C_l[32];
-  for (int i = 0; i < 8; ++i) {
-    C_l[i] = 0.f;
-  }
-  for (int k = 0; k < 8; ++k) {
-    tl::cp_async_gs<16>(A_s, A + k * 32);
-    tl::cp_async_gs<16>(B_s, B + k * 32);
-    tl::cp_async_wait<0>();
-    __syncthreads();
-    {
-      tl::mma_sync<16, 8, 16>(C_l, A_local, B_local);
-    }
-  }
-  C[0] = C_l[0];
-}
-"""
-
-# As TileLang writes them: a directive where a span starts, inherited by every line after it.
-_DIRECTIVES = {2: ("cell", 3), 3: ("cell", 7), 12: ("tilelang/mma_macro_generator.py", 591), 15: ("cell", 12)}
+DATA = Path(__file__).parent / "data"
 
 
-def _inherited(directives: dict[int, tuple[str, int]], lines: int) -> tuple[LineLink, ...]:
-    links, current = [], None
-    for number in range(1, lines + 1):
-        current = directives.get(number, current)
-        if current is not None:
-            links.append(LineLink(number, *current))
-    return tuple(links)
+def _quickstart() -> KernelRecord:
+    """The quickstart GEMM saved in format 5: no source map in it."""
+    with gzip.open(DATA / "quickstart_gemm.record.json.gz", "rt") as file:
+        return KernelRecord.from_json(file.read())
 
 
-def _record() -> SourceRecord:
-    return SourceRecord(CUDA, None, "cuda", _inherited(_DIRECTIVES, len(CUDA.splitlines())), "cell", CELL)
+def _source_section(html: str) -> str:
+    """The snapshot's ``<details data-section='source'>``, up to the next section."""
+    start = html.index("<details data-section='source'")
+    return html[start : html.find("<details data-section=", start + 1)]
 
 
-def test_the_cells_tile_ops_are_found_with_the_buffers_they_touch():
-    ops = cell_ops(CELL, near={3, 7})
+def test_the_source_data_carries_both_texts_the_links_and_why_they_hold():
+    data = source_data(sample_record())
 
-    assert {line: op.name for line, op in ops.items()} == {
-        4: "alloc_shared", 5: "alloc_shared", 6: "alloc_fragment", 7: "clear",
-        8: "Pipelined", 9: "copy", 10: "copy", 11: "gemm", 12: "copy",
-    }  # fmt: skip
-    assert ops[11].buffers == ("A_s", "B_s", "C_l") and ops[9].buffers == ("A", "A_s")
-    assert ops[8].end == 11
-
-
-def test_template_calls_link_to_the_op_that_expanded_into_them():
-    links = source_links(_record())
-
-    assert links.cuda_to_cell[12] == 11 and links.how[12] == "template"  # mma_sync: T.gemm, not TileLang's macro file
-    assert links.cuda_to_cell[7] == 9 and links.cuda_to_cell[8] == 10  # each cp.async to its own T.copy
-    assert links.cuda_to_cell[2] == 6 and links.how[2] == "declaration"
+    assert [pane["text"] for pane in data["panes"]] == [KERNEL_SOURCE, DEVICE]
+    assert [pane["language"] for pane in data["panes"]] == ["python", "cuda"]
+    assert [4, 5, "directive"] in data["links"] and data["how"]["directive"]
+    assert data["ops"]["6"] == "T.gemm" and data["has_host"]
+    assert set(HOW) == {how.value for how in FoundThrough}
 
 
-def test_loops_and_barriers_that_inherited_a_wrong_line_go_to_the_pipelined_loop():
-    links = source_links(_record())
+def test_the_source_data_is_plain_json():
+    data = source_data(sample_record())
 
-    assert links.cuda_to_cell[6] == 8 and links.how[6] == "pipeline"  # not T.clear, whose directive came last
-    assert links.cuda_to_cell[9] == links.cuda_to_cell[10] == 8
-    assert links.cuda_to_cell[11] == links.cuda_to_cell[13] == 11  # the mma block's braces go with T.gemm
-
-
-def test_directives_stay_trusted_where_they_were_emitted():
-    links = source_links(_record())
-
-    assert [links.cuda_to_cell[n] for n in (3, 4, 5)] == [7, 7, 7]
-    assert links.cuda_to_cell[15] == 12
-    assert 1 not in links.cuda_to_cell  # the kernel's signature belongs to no op
-
-
-def test_a_python_line_links_to_the_device_lines_it_generated():
-    links = source_links(sample_record().source)
-
-    assert links.cuda_lines_for(5) == [4, 5]
-    assert links.cuda_lines_for(4) == [2]  # the shared buffer's declaration
-    assert links.cuda_lines_for(6) == [6]
-
-
-def test_the_source_reply_carries_both_texts_the_links_and_why_they_hold():
-    reply = SourceData(sample_record()).panes()
-
-    assert [pane["text"] for pane in reply["panes"]] == [KERNEL_SOURCE, DEVICE]
-    assert [pane["language"] for pane in reply["panes"]] == ["python", "cuda"]
-    assert [4, 5, "directive"] in reply["links"] and reply["how"]["directive"]
-    assert reply["ops"]["6"] == "T.gemm" and reply["has_host"]
+    assert json.loads(json.dumps(data)) == data
 
 
 def test_host_code_travels_only_when_asked_for():
-    data = SourceData(sample_record())
+    record = sample_record()
 
-    assert "int main()" not in str(data.panes())
-    assert data.host()["text"].startswith("// host")
+    assert "int main()" not in str(source_data(record))
+    assert source_host(record)["text"].startswith("// host")
 
 
 def test_a_record_without_source_says_so():
-    reply = SourceData(failed_record()).panes()
+    data = source_data(failed_record())
 
-    assert reply["panes"] == [] and "stopped before code generation" in reply["note"]
+    assert data["panes"] == [] and "stopped before code generation" in data["note"]
     assert "not available" in binary_note(failed_record())
     assert "lowered only" in binary_note(sample_record())
+    assert "No generated source." in source_snapshot(data) and "not available" in source_snapshot(data)
 
 
 def test_the_snapshot_shows_both_texts_tints_linked_lines_and_lists_the_links():
-    tree = parse(f"<div>{source_html(sample_record())}</div>")
+    tree = parse(f"<div>{source_snapshot(source_data(sample_record()))}</div>")
 
     (python,) = tree.find_all("pre", data_tilelab="python")
     (device,) = tree.find_all("pre", data_tilelab="device")
@@ -139,59 +75,36 @@ def test_the_snapshot_shows_both_texts_tints_linked_lines_and_lists_the_links():
     assert "4–5" in table.all_text()
 
 
-@functools.cache
-def _gemm_links(arch: str):
-    record = gemm_record(arch)
-    source = record.source
-    cell = source.kernel_source.splitlines()
-    line_of = {
-        key: next(n for n, text in enumerate(cell, 1) if text.strip().startswith(key) and n > 8)
-        for key in ("T.gemm", "T.clear", "for k in T.Pipelined", "T.copy(A", "T.copy(B", "def gemm")
-    }
-    return source, source_links(source), line_of
+def test_the_snapshot_is_rendered_from_the_data_dict_alone():
+    record = sample_record()
+    data = json.loads(json.dumps(source_data(record)))  # what a browser or a file would hold
+
+    assert source_snapshot(data) in _source_section(tilelab.to_html(record))
 
 
-def _cuda(source, links, cell_line):
-    lines = source.device.splitlines()
-    return [lines[n - 1] for n in links.cuda_lines_for(cell_line)]
+def test_the_snapshot_module_imports_no_records():
+    tree = ast.parse((Path(tilelab.__file__).parent / "views" / "source" / "snapshot.py").read_text())
+    imported = [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    imported += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+
+    forbidden = [name for name in imported if name and name.startswith(("tilelab.records", "tilelab.source_map"))]
+    assert imported and not forbidden
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-def test_t_gemm_links_to_its_tensor_core_code(arch):
-    source, links, line_of = _gemm_links(arch)
+def test_the_live_tab_receives_the_same_dict():
+    record = sample_record()
+    core = ExplorerView(record).core
 
-    gemm = _cuda(source, links, line_of["T.gemm"])
+    reply = core.answer({"id": 8, "type": "source"})
 
-    core = "tl::wgmma_ss" if arch == "sm_90" else "tl::mma_sync"
-    assert any(core in text for text in gemm)
-    assert not any(core in text for text in _cuda(source, links, line_of["T.clear"]))
-    assert not links.cuda_lines_for(line_of["def gemm"])
+    assert {key: value for key, value in reply.items() if key not in ("id", "type")} == source_data(record)
+    assert core.answer({"id": 9, "type": "host"})["text"] == source_host(record)["text"]
 
 
-@pytest.mark.slow
-def test_on_sm90_the_tma_loads_link_to_their_copies_and_the_producer_loop_to_the_pipeline():
-    source, links, line_of = _gemm_links("sm_90")
+def test_an_old_record_without_a_map_renders_its_source_as_one_with_it():
+    old = _quickstart()
+    new = KernelRecord.from_json(replace(old, source=with_source_map(old.source)).to_json())
 
-    assert all("tma_load(A_desc" in t for t in _cuda(source, links, line_of["T.copy(A"]) if "tma_load" in t)
-    assert any("tma_load(A_desc" in t for t in _cuda(source, links, line_of["T.copy(A"]))
-    assert any("tma_load(B_desc" in t for t in _cuda(source, links, line_of["T.copy(B"]))
-    pipeline = _cuda(source, links, line_of["for k in T.Pipelined"])
-    assert any(t.strip().startswith("for (int k = 0;") for t in pipeline)
-    assert any(".wait(" in t for t in pipeline)
-
-
-@pytest.mark.slow
-def test_reductions_link_to_their_all_reduce():
-    from kernels import flash_attention
-
-    import tilelab
-
-    source = tilelab.explore(flash_attention, arch="sm_90").source
-    links = source_links(source)
-    cell, lines = source.kernel_source.splitlines(), source.device.splitlines()
-
-    for op, reducer in (("T.reduce_max", "tl::MaxOp"), ("T.reduce_sum", "tl::SumOp")):
-        line = next(n for n, text in enumerate(cell, 1) if text.strip().startswith(op))
-        linked = [lines[n - 1] for n in links.cuda_lines_for(line)]
-        assert any(reducer in text for text in linked), op
+    assert old.source.source_map is None and new.source.source_map is not None
+    assert source_data(old) == source_data(new)
+    assert source_snapshot(source_data(new)) in _source_section(tilelab.to_html(old))

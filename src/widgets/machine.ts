@@ -10,7 +10,7 @@
 
 import { Channel } from './channel';
 import { h, keepKeys, message } from './dom';
-import { LinkedTab } from './linked';
+import { LinkedTab } from './source';
 import { IModel, watch } from './model';
 
 interface IClassRow {

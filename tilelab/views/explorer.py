@@ -22,7 +22,7 @@ from tilelab.views.layout_view import LayoutsWidget
 from tilelab.views.machine_code import machine_code_html
 from tilelab.views.passes import PassesData, passes_html
 from tilelab.views.profile import profile_html
-from tilelab.views.source import SourceData, source_html
+from tilelab.views.source import source_data, source_host, source_snapshot
 from tilelab.views.widgets import ExplorerWidget, bundle_problem
 
 __all__ = ["PROFILE_TAB", "TABS", "ExplorerView", "explorer_html"]
@@ -114,15 +114,15 @@ class ExplorerView(BundleView):
 
 
         record = self.record
-        passes, source = PassesData(record.passes), SourceData(record)
+        passes = PassesData(record.passes)
         machine = MachineCodeData(lambda: _newest(record))
         handlers = {
             "overview": lambda _content: {"html": _overview_with_machine_code(record)},
             "diff": passes.diff,
             "ir": passes.ir,
             "search": passes.search,
-            "source": source.panes,
-            "host": source.host,
+            "source": lambda _content: source_data(record),
+            "host": lambda _content: source_host(record),
             "machine": machine.summary,
             "machine_code": machine.panes,
         }
@@ -199,7 +199,7 @@ def explorer_html(record: KernelRecord) -> str:
         + details(
             f"Passes ({len(record.passes)}, {changed} changed)", passes_html(record), attrs=" data-section='passes'"
         )
-        + details("Source", source_html(record), attrs=" data-section='source'")
+        + details("Source", source_snapshot(source_data(record)), attrs=" data-section='source'")
         + details(f"Layouts ({len(record.layouts)})", layouts_html(record), attrs=" data-section='layouts'")
         + _machine_section(record)
         + (details(PROFILE_TAB, _profile_html(record), attrs=" data-section='profile'") if record.profile is not None else "")

@@ -1,9 +1,11 @@
 /**
- * Two code panes linked line to line (the Source tab: the cell beside its
- * CUDA; a machine-code tab can show CUDA beside SASS the same way). Linked
- * lines are tinted in both panes, one colour per left-hand line; clicking a
- * line lights up its twins, scrolls them to the middle and says how the link
- * was found, or why there is none.
+ * The Source tab: two code panes linked line to line, the cell beside its
+ * CUDA, rendered from the dict that `source_data` shapes in
+ * `tilelab/views/source/data.py` (the snapshot renders the same dict). The
+ * Machine code tab shows CUDA beside SASS with the same component and reply
+ * shape. Linked lines are tinted in both panes, one colour per left-hand line;
+ * clicking a line lights up its twins, scrolls them to the middle and says how
+ * the link was found, or why there is none.
  */
 
 import { Channel } from './channel';
@@ -17,6 +19,7 @@ interface IPaneText {
   text: string;
 }
 
+/** `source_data`'s dict (and the Machine code tab's panes reply, in the same shape). */
 export interface ILinkedReply {
   panes: IPaneText[];
   /** `[right line, left line, how]` */
@@ -26,6 +29,8 @@ export interface ILinkedReply {
   unlinked?: Record<string, string>;
   has_host?: boolean;
   note?: string;
+  /** Without source: the snapshot's note on the machine code (the tab shows `note`). */
+  binary_note?: string;
   /** Why a right-hand line may have no left-hand line. */
   unlinked_right?: string;
   /** Why a left-hand line (not in `unlinked`) may have no right-hand lines. */
