@@ -4,13 +4,12 @@
  * "html" (the kernel's escaped snapshot HTML), "passes", "linked" (two linked
  * code panes: the Source tab, or a machine-code tab answering its own request
  * with the same reply shape, see `linked.ts`), "machine" (resources, instruction
- * classes and SASS/PTX linked to the CUDA, see `machine.ts`), "layouts" (the
- * layout grid, see `layouts.ts`).
+ * classes and SASS/PTX linked to the CUDA, see `machine.ts`), "external" (a
+ * sibling widget the kernel shows under the tab bar, e.g. the layouts).
  */
 
 import { Channel } from './channel';
 import { h, keepKeys, linkLines, message, trustedHtml } from './dom';
-import { LayoutsTab } from './layouts';
 import { LinkedTab } from './source';
 import { MachineTab } from './machine';
 import { IModel, save, watch } from './model';
@@ -19,7 +18,7 @@ import { PassesTab } from './passes';
 interface ITabSpec {
   id: string;
   title: string;
-  kind: 'html' | 'passes' | 'linked' | 'machine' | 'layouts';
+  kind: 'html' | 'passes' | 'linked' | 'machine' | 'external';
   request?: string;
   /** "linked" tabs: the synced trait of the selected left-hand line, the words for the two sides, a third pane. */
   selection?: string;
@@ -67,15 +66,8 @@ function tabView(spec: ITabSpec, model: IModel, channel: Channel): ITabView {
       const tab = new MachineTab(model, channel);
       return { node: tab.node, dispose: () => tab.dispose() };
     }
-    case 'layouts': {
-      const tab = new LayoutsTab(model, channel);
-      return { node: tab.node, dispose: () => tab.dispose() };
-    }
-    default: {
-      const node = h('div');
-      message(node, `TileLab cannot draw a ${JSON.stringify(spec.kind)} tab.`, 'error');
-      return { node, dispose: () => undefined };
-    }
+    default:
+      return { node: h('div', 'tl-external'), dispose: () => undefined };
   }
 }
 
@@ -133,6 +125,7 @@ export function renderExplorer(model: IModel, el: HTMLElement): () => void {
     for (const [id, view] of views) {
       view.node.hidden = id !== spec.id;
     }
+    body.hidden = spec.kind === 'external';
     root.dataset.tab = spec.id;
   };
   const unwatch = watch(model, 'tab', show);
