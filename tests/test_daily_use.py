@@ -97,11 +97,9 @@ def reduce_block(cuda: list[str], template: str) -> range:
 
 
 def test_every_cuda_line_of_a_reduce_links_to_its_cell_line(ip):
-    from tilelab.views._source_links import source_links
-
     run_cell(ip, SOFTMAX.replace(MAGIC, f"{MAGIC} --no-show --no-machine-code", 1))
     source = ip.user_ns["softmax_record"].source
-    links = source_links(source)
+    links = source.source_map  # computed at capture
     cuda = source.device.splitlines()
 
     for template, op in (("AllReduce<tl::MaxOp", "T.reduce_max("), ("AllReduce<tl::SumOp", "T.reduce_sum(")):

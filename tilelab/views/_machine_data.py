@@ -15,8 +15,8 @@ from typing import Any
 
 from tilelab.machine.record import machine_warnings
 from tilelab.machine.text import INSTRUCTION_CLASSES, instruction_classes
-from tilelab.records import CodeLineLink, KernelRecord, MachineCodeRecord
-from tilelab.views._source_links import SourceLinks, source_links
+from tilelab.records import CodeLineLink, KernelRecord, MachineCodeRecord, SourceMap
+from tilelab.source_map import source_map_of
 from tilelab.views.machine_code import CLASS_COLOURS, limits_note, resource_rows
 
 __all__ = ["CODES", "HOW", "MAX_LIVE_LINES", "MachineCodeData", "kernel_slice"]
@@ -119,7 +119,7 @@ class MachineCodeData:
 
     def __init__(self, newest: Callable[[], KernelRecord]) -> None:
         self.newest = newest
-        self._links: tuple[str, SourceLinks] | None = None
+        self._links: tuple[str, SourceMap] | None = None
 
     def summary(self, _content: dict[str, Any] | None = None) -> dict[str, Any]:
         """What the tab shows above the code: a state, and per kernel a card and its instruction classes."""
@@ -195,7 +195,7 @@ class MachineCodeData:
         """For each CUDA line, the cell line it came from (the Source tab's repaired links) and its code."""
         source = record.source
         if self._links is None or self._links[0] != source.device:
-            self._links = (source.device, source_links(source))
+            self._links = (source.device, source_map_of(source))
         to_cell = self._links[1].cuda_to_cell
         cell = source.kernel_source.splitlines()
         named = {}
