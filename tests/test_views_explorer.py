@@ -62,7 +62,7 @@ def test_synced_state_is_small_and_carries_no_ir_or_source_text():
 
 
 def test_the_kernel_answers_the_browsers_requests_with_their_id():
-    core = ExplorerView(sample_record()).widget.children[0]
+    core = ExplorerView(sample_record()).core
 
     diff = core.answer({"id": 7, "type": "diff", "index": 2})
     source = core.answer({"id": 8, "type": "source"})
@@ -74,7 +74,7 @@ def test_the_kernel_answers_the_browsers_requests_with_their_id():
 
 
 def test_a_bad_request_gets_one_line_back_not_a_traceback():
-    core = ExplorerView(sample_record()).widget.children[0]
+    core = ExplorerView(sample_record()).core
 
     assert core.answer({"id": 1, "type": "diff", "index": 99})["error"].startswith("no pass with index 99")
     assert "cannot answer" in core.answer({"id": 2, "type": "assemble"})["error"]
@@ -82,7 +82,7 @@ def test_a_bad_request_gets_one_line_back_not_a_traceback():
 
 
 def test_replies_go_back_over_the_widgets_comm():
-    core = ExplorerView(sample_record()).widget.children[0]
+    core = ExplorerView(sample_record()).core
     sent = []
     core.send = sent.append
 
@@ -126,7 +126,7 @@ def test_a_hostile_kernel_name_and_comments_render_inert():
     view = ExplorerView(record)
 
     tree = parse(view.to_html())
-    overview = parse(view.widget.children[0].answer({"id": 1, "type": "overview"})["html"])
+    overview = parse(view.core.answer({"id": 1, "type": "overview"})["html"])
 
     assert not tree.find_all("img") and not overview.find_all("img")
     assert not tree.find_all("script")
@@ -148,7 +148,7 @@ def test_a_failed_record_shows_its_error_with_the_line_and_the_passes_that_ran()
     (error,) = tree.find_all("div", data_tilelab="error")
     assert "line 7" in error.all_text() and "too small" in error.all_text()
     assert "failed: buffer A_shared is too small" in bundle["text/plain"]
-    assert len(view.core.passes) == 2
+    assert len(view.core.passes["rows"]) == 2
     assert view.core.answer({"id": 1, "type": "source"})["panes"] == []
 
 

@@ -1,13 +1,19 @@
-"""The Passes tab's data: pass rows, diffs as CodeMirror changes (whitespace ignored or not), IR search, snapshot."""
+"""The Passes tab: its data (pass rows, diffs as CodeMirror changes with or without whitespace, IR search), the snapshot
+drawn from that data alone, and the widget that receives the same data."""
 
 from __future__ import annotations
 
 import pytest
 from htmlcheck import parse
 from sample_records import IR_LAYOUT, IR_LOWERED, IR_START, sample_record
+from tabdata import as_sent, quickstart_record, reads_records
 
-from tilelab.views._passdata import line_changes, pass_diff, pass_rows, search_passes
-from tilelab.views.passes import PassesData, diff_html, passes_html
+import tilelab
+from tilelab.views._diffdata import DiffData, line_changes
+from tilelab.views._diffhtml import diff_snapshot
+from tilelab.views.explorer import ExplorerView
+from tilelab.views.passes.data import PassesData, pass_diff, pass_rows, passes_data, passes_texts, search_passes
+from tilelab.views.passes.snapshot import passes_snapshot
 
 
 def _changed_text(changes, before, after):
@@ -22,7 +28,8 @@ def test_pass_rows_list_every_pass_with_its_mark_and_time_but_no_ir():
 
     assert [row["name"] for row in rows] == [p.name for p in record.passes]
     assert [row["changed"] for row in rows] == [True, False, True, False, True]
-    assert rows[2]["ms"] == 4.0
+    assert rows[2]["ms"] == 4.0 and rows[2]["time"] == "4.00 ms"
+    assert rows[2]["delta"] == f"+{rows[2]['added']} −{rows[2]['removed']}" and rows[1]["delta"] == ""
     assert all("ir" not in row for row in rows)
 
 
@@ -112,7 +119,9 @@ def test_the_passes_data_answers_the_browsers_requests():
 
 
 def test_the_snapshot_lists_every_pass_and_diffs_only_the_changed_ones():
-    tree = parse(f"<div>{passes_html(sample_record())}</div>")
+    record = sample_record()
+
+    tree = parse(f"<div>{passes_snapshot(passes_data(record), passes_texts(record))}</div>")
 
     (listing,) = tree.find_all("pre", data_tilelab="passes")
     assert "● tl.LayoutInference" in listing.all_text() and "○ tl.Simplify" in listing.all_text()
@@ -123,7 +132,7 @@ def test_a_snapshot_diff_is_cut_after_its_line_budget_and_says_so():
     before = "".join(f"line {i}\n" for i in range(100))
     after = "".join(f"line {i} changed\n" for i in range(100))
 
-    tree = parse(f"<div>{diff_html(before, after, max_lines=10)}</div>")
+    tree = parse(f"<div>{diff_snapshot(DiffData(before, after).to_dict(), max_lines=10)}</div>")
 
     (diff,) = tree.find_all("pre", data_tilelab="diff")
     assert len(diff.all_text().splitlines()) == 10
@@ -149,4 +158,28 @@ def test_a_whitespace_only_change_counts_the_same_in_the_pass_list_the_diff_head
 
     assert changed and (added, removed) == (header["added"], header["removed"]) == (0, 0)
     assert (summary.cuda_added, summary.cuda_removed) == (0, 0)
-    assert diff_html(before, after) == "<p>Only whitespace changed.</p>"
+    assert diff_snapshot(header) == "<p>Only whitespace changed.</p>"
+
+
+def test_the_passes_snapshot_is_drawn_from_the_tabs_json_alone():
+    record = quickstart_record()
+    data, texts = passes_data(record), passes_texts(record)
+
+    drawn = passes_snapshot(as_sent(data), as_sent(texts))
+
+    assert as_sent(data) == data and as_sent(texts) == texts
+    assert f"<summary style='cursor:pointer;font-weight:600'>Passes (85, 36 changed)</summary><div style='margin:4px 0 4px 12px'>{drawn}</div>" in tilelab.to_html(record)
+    assert not reads_records("views/passes/snapshot.py")
+
+
+def test_the_widget_receives_the_same_passes_data_and_texts():
+    record = quickstart_record()
+    data, texts = passes_data(record), passes_texts(record)
+
+    core = ExplorerView(record).core
+
+    assert core.passes == data and core.pass_index == data["first"]
+    asked = [core.answer({"id": k, "type": "diff", "index": diff["index"]}) for k, diff in enumerate(texts["diffs"])]
+    assert [{key: value for key, value in reply.items() if key not in ("id", "type")} for reply in asked] == texts["diffs"]
+    final = core.answer({"id": 0, "type": "ir", "index": texts["final"]["index"]})
+    assert {key: value for key, value in final.items() if key not in ("id", "type")} == texts["final"]

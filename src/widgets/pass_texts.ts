@@ -6,14 +6,25 @@
 
 import { Channel } from './channel';
 
-/** One row of the pass list, as `tilelab.views` sends it in `passes`. */
+/** One row of the pass list (`tilelab.views.passes.data.pass_rows`). */
 export interface IPassRow {
   index: number;
   name: string;
   changed: boolean;
   added: number;
   removed: number;
+  /** "+3 −1" for a pass that changed the IR, else "". */
+  delta: string;
   ms: number;
+  /** "4.00 ms". */
+  time: string;
+}
+
+/** The Passes tab's data, the `passes` trait (`tilelab.views.passes.data.passes_data`). */
+export interface IPassesData {
+  rows: IPassRow[];
+  /** The pass shown first. */
+  first: number;
 }
 
 export interface IDiffReply {
@@ -26,6 +37,8 @@ export interface IDiffReply {
   before: string;
   after: string;
   changes: number[][];
+  /** The unified diff's hunks `[oldStart, newStart, kinds]` (the snapshot draws them). */
+  hunks: [number, number, string][];
   added: number;
   removed: number;
 }
@@ -93,7 +106,7 @@ export class PassTexts {
     for (let k = position - 1; k >= 0; k--) {
       const kept = this._kept.get(`diff|${rows[k].index}|-1|${ignore}`) as IDiffReply | undefined;
       if (kept) {
-        return { ...kept, index: row.index, name: row.name, changed: false, base: before.index, base_name: before.name, before: kept.after, changes: [], added: 0, removed: 0 };
+        return { ...kept, index: row.index, name: row.name, changed: false, base: before.index, base_name: before.name, before: kept.after, changes: [], hunks: [], added: 0, removed: 0 };
       }
       if (rows[k].changed) {
         return null;

@@ -15,7 +15,7 @@ import { checkbox, h, keepKeys, message, watchWidth } from './dom';
 import { IModel, save, watch } from './model';
 import { DiffControls } from './pass_controls';
 import { IHit, IPendingSearch, IrSearch, showPendingSearch } from './pass_search';
-import { IDiffReply, IIrReply, IPassRow, PREFETCH_CHARS, PassTexts, idle } from './pass_texts';
+import { IDiffReply, IIrReply, IPassRow, IPassesData, PREFETCH_CHARS, PassTexts, idle } from './pass_texts';
 import { KeyList } from './passlist';
 import { Splitter } from './splitter';
 
@@ -30,7 +30,7 @@ export class PassesTab {
       hits => this._markHits(hits),
       (hit, query, regexp, caseSensitive) => this._jump(hit, query, regexp, caseSensitive)
     );
-    this._rows = model.get('passes') as IPassRow[];
+    this._rows = (model.get('passes') as IPassesData).rows;
     this._rows.forEach((row, position) => this._position.set(row.index, position));
     this.node = h('div', 'tl-passes');
     this.node.append(this._toolbar(), this._search.node, this._body());
@@ -76,10 +76,10 @@ export class PassesTab {
           { text: String(row.index), className: 'tl-idx' },
           { text: row.changed ? '●' : '○', className: 'tl-mark' },
           { text: row.name, className: 'tl-name' },
-          { text: row.changed ? `+${row.added} −${row.removed}` : '', className: 'tl-delta' },
+          { text: row.delta, className: 'tl-delta' },
           { text: `${row.ms.toFixed(row.ms < 10 ? 2 : 1)} ms`, className: 'tl-ms' }
         ],
-        title: `#${row.index} ${row.name}\n${row.changed ? `changed the IR: +${row.added} −${row.removed} lines` : 'left the IR unchanged'}\n${row.ms} ms`,
+        title: `#${row.index} ${row.name}\n${row.changed ? `changed the IR: ${row.delta} lines` : 'left the IR unchanged'}\n${row.time}`,
         className: row.changed ? 'tl-changed' : 'tl-unchanged'
       })),
       'Compiler passes',

@@ -7,9 +7,9 @@ from typing import Any
 from tilelab.diffs import align_passes, ir_at, only_in
 from tilelab.records import KernelRecord
 from tilelab.views._bundle import BundleView
-from tilelab.views._passdata import DiffData
+from tilelab.views._diffdata import DiffData
+from tilelab.views._diffhtml import diff_html
 from tilelab.views.html import BOX, details, escape, table
-from tilelab.views.passes import diff_html
 from tilelab.views.widgets import CompareWidget, bundle_problem
 
 __all__ = ["CompareView", "align_passes", "compare_html", "only_in"]

@@ -15,12 +15,12 @@ from tilelab.records import KernelRecord
 from tilelab.registry import default_registry
 from tilelab.views._bundle import BundleView
 from tilelab.views._machine_data import MachineCodeData
-from tilelab.views._passdata import pass_rows
 from tilelab.views.html import BOX, details, escape, overview_html
 from tilelab.views.layout_html import layouts_html
 from tilelab.views.layout_view import LayoutsWidget
 from tilelab.views.machine_code import machine_code_html
-from tilelab.views.passes import PassesData, passes_html
+from tilelab.views.passes.data import PassesData, passes_data, passes_texts
+from tilelab.views.passes.snapshot import passes_snapshot, passes_title
 from tilelab.views.profile import profile_html
 from tilelab.views.source import source_data, source_host, source_snapshot
 from tilelab.views.widgets import ExplorerWidget, bundle_problem
@@ -43,12 +43,6 @@ def _tab_specs(record: KernelRecord) -> tuple[dict[str, str], ...]:
     if not record.ok:  # the error and, when some ran, the passes before it: the other tabs would be empty
         return tuple(spec for spec in _TAB_SPECS if spec["id"] == "overview" or (spec["id"] == "passes" and record.passes))
     return _TAB_SPECS + ((_PROFILE_SPEC,) if record.profile is not None else ())
-
-
-def _first_interesting_pass(record: KernelRecord) -> int:
-    """The pass shown first: the first one after the start that changed the IR."""
-    changed = [p.index for p in record.passes[1:] if p.changed]
-    return changed[0] if changed else (record.passes[0].index if record.passes else -1)
 
 
 class ExplorerView(BundleView):
@@ -114,7 +108,7 @@ class ExplorerView(BundleView):
 
 
         record = self.record
-        passes = PassesData(record.passes)
+        passes, summary = PassesData(record.passes), passes_data(record)
         machine = MachineCodeData(lambda: _newest(record))
         handlers = {
             "overview": lambda _content: {"html": _overview_with_machine_code(record)},
@@ -133,8 +127,8 @@ class ExplorerView(BundleView):
             kind="explorer",
             title=self._title(),
             tabs=[dict(spec) for spec in _tab_specs(record)],
-            passes=pass_rows(record.passes),
-            pass_index=_first_interesting_pass(record),
+            passes=summary,
+            pass_index=summary["first"],
         )
         layouts = LayoutsWidget(record)
         layouts.layout.display = "none"
@@ -190,21 +184,23 @@ class ExplorerView(BundleView):
 def explorer_html(record: KernelRecord) -> str:
     """The Explorer's static snapshot: Overview, Passes, Source and Layouts as ``<details>`` sections."""
 
-    changed = sum(1 for p in record.passes if p.changed)
     head = f"TileLab Explorer — {record.name} ({record.arch}, {'failed' if not record.ok else record.mode.value})"
     return (
         f"<div class='tilelab-explorer' data-tilelab='explorer' data-record-id='{escape(record.id)}' style='{BOX}'>"
         f"<div style='font-weight:600;font-size:14px'>{escape(head)}</div>"
         + details("Overview", overview_html(record), open_=True, attrs=" data-section='overview'")
-        + details(
-            f"Passes ({len(record.passes)}, {changed} changed)", passes_html(record), attrs=" data-section='passes'"
-        )
+        + _passes_section(record)
         + details("Source", source_snapshot(source_data(record)), attrs=" data-section='source'")
         + details(f"Layouts ({len(record.layouts)})", layouts_html(record), attrs=" data-section='layouts'")
         + _machine_section(record)
         + (details(PROFILE_TAB, _profile_html(record), attrs=" data-section='profile'") if record.profile is not None else "")
         + "</div>"
     )
+
+
+def _passes_section(record: KernelRecord) -> str:
+    data = passes_data(record)
+    return details(passes_title(data), passes_snapshot(data, passes_texts(record)), attrs=" data-section='passes'")
 
 
 def _machine_section(record: KernelRecord) -> str:

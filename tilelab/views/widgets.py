@@ -85,7 +85,7 @@ class ExplorerWidget(RequestWidget):
     title = traitlets.Unicode("").tag(sync=True)
     tabs = traitlets.List().tag(sync=True)  # [{"id", "title", "kind", "request"?}]
     tab = traitlets.Unicode("overview").tag(sync=True)
-    passes = traitlets.List().tag(sync=True)  # pass rows, no IR
+    passes = traitlets.Dict().tag(sync=True)  # the Passes tab's summary: views.passes.data.passes_data
     pass_index = traitlets.Int(-1).tag(sync=True)
     base_index = traitlets.Int(-1).tag(sync=True)  # -1: the pass before
     diff_mode = traitlets.Enum(("split", "unified", "ir"), "split").tag(sync=True)
@@ -102,7 +102,7 @@ class ExplorerWidget(RequestWidget):
         return proposal["value"]
 
     def __repr__(self) -> str:
-        return f"<ExplorerWidget {self.title}: tab {self.tab}, {len(self.passes)} passes>"
+        return f"<ExplorerWidget {self.title}: tab {self.tab}, {len(self.passes.get('rows', ()))} passes>"
 
 
 class CompareWidget(RequestWidget):
