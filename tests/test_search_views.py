@@ -1,105 +1,80 @@
-"""The search views: best-so-far curves and parameter importance, from results built by hand (no compiles)."""
+"""The search charts: best-so-far curves and parameter importance drawn from the tuning data (results built by hand, no compiles)."""
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import replace
 
 import pytest
-from search_objectives import evaluate, gemm_configs
+from test_search_analysis import SPACE, _result, _row, searched
 
-from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
-from tilelab.tune.search import SearchSettings, StudyFeed, replay
-from tilelab.views.search import best_so_far, best_so_far_svg, importance_svg, parameter_importance, search_html
+from tilelab.tune.result import TuneStatus
+from tilelab.tune.search_analysis import best_so_far, parameter_importance
+from tilelab.views.tuning import TuningView, search_html
+from tilelab.views.tuning.data import analysis_data, best_so_far_curve, search_data
+from tilelab.views.tuning.snapshot_search import best_so_far_svg, importance_svg
 
 EVIL = "<img src=x onerror=alert(1)>&\"'"
-SPACE = {"block_M": [32, 64, 128, 256], "block_N": [32, 64, 128, 256], "block_K": [32, 64], "num_stages": [2, 3]}
+SVG = "{http://www.w3.org/2000/svg}"
 
 
-def _result(rows, name="matmul", configs=None, swept=("block_M", "block_N")) -> TuneResult:
-    configs = configs or tuple(row.config for row in rows)
-    result = TuneResult(name, tuple(configs), swept, "cpu")
-    for row in rows:
-        result.add(row)
-    return result
+def test_the_curves_are_the_benchmarks_and_the_steps_where_the_best_improved():
+    result = searched()
 
+    curve = best_so_far_curve(result, "benchmarks")
 
-def _searched() -> TuneResult:
-    configs = gemm_configs(**SPACE)
-    feed = StudyFeed(configs, list(SPACE), list(enumerate(configs)), [], SearchSettings("optuna", "optuna", 20, 0, "tpe", True), 2, True)
-    rows = [replace(row, elapsed_s=0.5 * row.trial) for row in replay(feed, evaluate)]
-    result = _result(rows, configs=configs, swept=tuple(SPACE))
-    result.study, result.search = feed.study, SearchSettings("optuna", "optuna", 20, 0, "tpe", True)
-    return result
-
-
-def _row(index, latency, status=TuneStatus.OK, elapsed=None, cached=False, **config):
-    return TuneRow(index, config, status, latency_ms=latency, trial=index, elapsed_s=elapsed, cached=cached)
-
-
-def test_best_so_far_follows_the_benchmarks_in_the_order_they_finished():
-    rows = [
-        _row(0, 3.0, elapsed=2.0, block_M=1, block_N=1),
-        _row(1, 2.0, elapsed=1.0, block_M=1, block_N=2),
-        _row(2, 9.0, TuneStatus.PRUNED, elapsed=3.0, block_M=2, block_N=1),
-        _row(3, None, TuneStatus.COMPILE_ERROR, elapsed=0.5, block_M=2, block_N=2),
-        _row(4, 0.5, elapsed=None, cached=True, block_M=3, block_N=3),  # from the history: not a benchmark of this run
-        _row(5, 1.0, elapsed=4.0, block_M=3, block_N=1),
-    ]
-
-    frame = best_so_far(_result(rows))
-
-    assert list(frame["trial"]) == [1, 0, 2, 5]
-    assert list(frame["best_ms"]) == [2.0, 2.0, 2.0, 1.0]  # a pruned benchmark counts, but never as the best
-    assert list(frame["benchmark"]) == [1, 2, 3, 4] and list(frame["status"]) == ["ok", "ok", "pruned", "ok"]
+    frame = best_so_far(result)
+    assert [point[1] for point in curve["points"]] == list(frame["latency_ms"])
+    assert [y for _, y in curve["steps"]] == sorted({y for _, y in curve["steps"]}, reverse=True)
+    assert best_so_far_curve(result, "wall")["label"] == "wall time (s)"
 
 
 def test_best_so_far_svg_is_a_step_line_over_dots_with_no_script():
-    result = _searched()
+    result = searched()
 
     for axis in ("benchmarks", "wall"):
-        svg = best_so_far_svg(result, axis, reference=0.26)
+        svg = best_so_far_svg(best_so_far_curve(result, axis), reference=0.26)
         tree = ET.fromstring(svg)
-        circles = tree.findall("{http://www.w3.org/2000/svg}circle")
-        assert len(circles) == len(best_so_far(result))
+        assert len(tree.findall(f"{SVG}circle")) == len(best_so_far(result))
         assert "<script" not in svg and "var(--jp-brand-color1" in svg
-        assert tree.find("{http://www.w3.org/2000/svg}path") is not None
+        assert tree.find(f"{SVG}path") is not None
 
 
 def test_wall_time_axis_needs_a_known_axis_name():
     with pytest.raises(ValueError, match="x='time'"):
-        best_so_far_svg(_searched(), "time")
+        best_so_far_curve(searched(), "time")
 
 
-def test_importance_ranks_the_parameters_that_move_the_latency():
-    found, method = parameter_importance(_searched())
+def test_importance_bars_are_the_analysis_shares():
+    result = searched()
 
-    assert set(found) == set(SPACE) and method in ("fANOVA", "main effects")
-    assert abs(sum(found.values()) - 1.0) < 1e-6
-    bars = ET.fromstring(importance_svg(_searched())).findall("{http://www.w3.org/2000/svg}rect")
-    assert len(bars) == len(SPACE)
+    importance = analysis_data(result)["importance"]
 
-
-def test_importance_of_a_grid_comes_from_its_rows():
-    rows = [_row(i, 1.0 + m + 0.01 * n, block_M=m, block_N=n) for i, (m, n) in enumerate((m, n) for m in range(3) for n in range(3))]
-
-    found, _ = parameter_importance(_result(rows))
-
-    assert found["block_M"] > found["block_N"]
+    found, method = parameter_importance(result)
+    assert importance == {"shares": [[name, share] for name, share in found.items()], "method": method}
+    assert len(ET.fromstring(importance_svg(importance)).findall(f"{SVG}rect")) == len(SPACE)
 
 
 def test_too_few_timed_configs_say_so_instead_of_drawing_bars():
     result = _result([_row(0, 1.0, block_M=1, block_N=1)])
 
-    assert parameter_importance(result) == ({}, "needs at least 3 timed configs")
-    assert "needs at least 3 timed configs" in importance_svg(result)
-    assert "no benchmarks yet" in best_so_far_svg(_result([_row(0, None, TuneStatus.COMPILE_ERROR, block_M=1, block_N=1)]))
+    assert "needs at least 3 timed configs" in importance_svg(analysis_data(result)["importance"])
+    failed = _result([_row(0, None, TuneStatus.COMPILE_ERROR, block_M=1, block_N=1)])
+    assert "no benchmarks yet" in best_so_far_svg(best_so_far_curve(failed))
+
+
+def test_a_search_shows_its_charts_in_the_tuning_snapshot_and_a_grid_does_not():
+    result = searched()
+    grid = _result([_row(i, 1.0 + i, block_M=i, block_N=i) for i in range(4)])
+
+    assert search_data(grid) is None and "tilelab-search" not in TuningView(grid).to_html()
+    assert search_html(result) in TuningView(result).to_html()
 
 
 def test_user_strings_are_escaped_in_every_chart():
     rows = [_row(i, 1.0 + i, elapsed=float(i), **{EVIL: i, "block_N": i % 2}) for i in range(4)]
-    result = _result(rows, name=EVIL, swept=(EVIL, "block_N"))
+    result = _result(rows, swept=(EVIL, "block_N"))
+    result.kernel_name = EVIL
 
     page = search_html(result)
 

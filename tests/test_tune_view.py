@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import ast
+import json
+from pathlib import Path
+
 import pytest
 from htmlcheck import parse
 
 from tilelab.registry import Registry, default_registry
+from tilelab.tune.noise import Verdict
 from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
-from tilelab.views.tuning import TuningView, heat_colour
+from tilelab.tune.timeline import Span, Timeline
+from tilelab.views import tuning
+from tilelab.views.tuning import TuningView
+from tilelab.views.tuning.snapshot import heat_colour, live_pieces, tuning_html
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 VIEW_MIME = "application/vnd.tilelab.view+json"
@@ -134,3 +142,46 @@ def test_pivot_needs_two_swept_parameters():
     with pytest.raises(ValueError, match="two swept parameters"):
         result.pivot()
     assert TuningView(result).pivot_html() == ""
+
+
+def _everything() -> TuneResult:
+    """A run with a heat map, notes, a verdict, the GPU's state and a timeline."""
+    result = _result()
+    result.notes = ["2 configs were left out by where="]
+    result.verdict = Verdict(best=1, runner_up=2, margin_pct=4.0, noise_pct=0.5, tied=())
+    result.gpu_state = {"start": {"sm_clock_mhz": 1980, "temperature_c": 41}, "end": {"sm_clock_mhz": 1755}}
+    timeline = result.timeline_record = Timeline(origin=0.0, workers=2)
+    timeline.spans = [Span(i, "compiling", 0.5 * i, 0.5 * i + 2.0, f"worker {i % 2 + 1}") for i in range(4)]
+    return result
+
+
+def _roundtrip(data: dict) -> dict:
+    return json.loads(json.dumps(data, allow_nan=False))
+
+
+def test_the_snapshot_is_rendered_from_the_tab_data_alone():
+    view = TuningView(_everything())
+
+    data = _roundtrip(view.data())  # plain JSON: no NaN, no pandas or numpy values
+
+    assert data == view.data()
+    assert tuning_html(data) == view.to_html() and data["text"] == repr(view)
+    assert data["pivot"]["rows"][1]["values"] == [0.7, None] and data["progress"]["state"] == "done"
+
+
+def test_the_snapshot_modules_read_no_records_or_tune_results():
+    for path in Path(tuning.__file__).parent.glob("snapshot*.py"):
+        tree = ast.parse(path.read_text())
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+
+        assert not {name for name in imported if name.startswith(("tilelab.records", "tilelab.tune"))}, path.name
+
+
+def test_the_live_widget_shows_the_same_data_through_the_same_renderers():
+    view = TuningView(_everything())
+
+    shown = [piece.value for piece in view.widget.children]
+
+    assert shown == live_pieces(_roundtrip(view.data(search=False)))
+    assert "data-tilelab='tuning-timeline'" in shown[2] and "re-benchmark: best by" in shown[0]

@@ -1,11 +1,12 @@
 """A sweep's timeline as a Gantt chart: one row per config, one bar per phase, in inline SVG.
 
-The same markup serves the live tuning view (rebuilt as rows arrive) and the
+Renders the ``timeline`` part of :func:`tilelab.views.tuning.data.tuning_data`;
+the same markup serves the live tuning view (rebuilt as rows arrive) and the
 static snapshot: no script, labels HTML-escaped, colours from JupyterLab's CSS
 variables with plain fallbacks (light and dark both read). Rows are configs in
-the order they were taken from the feed; a sweep of more than :data:`ROW_LIMIT`
-configs draws the first ones and says how many are left out. Each bar has a
-tooltip (SVG ``<title>``) with the config, the phase, its length and its lane.
+the order they were taken from the feed; a sweep of more configs than the data
+holds says how many are left out. Each bar has a tooltip (SVG ``<title>``) with
+the config, the phase, its length and its lane.
 """
 
 from __future__ import annotations
@@ -14,11 +15,8 @@ import html
 import math
 from typing import Any
 
-from tilelab.tune.timeline import PHASES
+__all__ = ["PHASE_COLOURS", "timeline_html"]
 
-__all__ = ["PHASE_COLOURS", "ROW_LIMIT", "timeline_html"]
-
-ROW_LIMIT = 80
 PHASE_COLOURS = {
     "queued": "var(--jp-layout-color3,#d0d7de)",
     "compiling": "var(--jp-brand-color1,#0969da)",
@@ -33,13 +31,11 @@ _FONT = "font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:11p
 _TEXT = "fill:var(--jp-ui-font-color1,#1f2328)"
 _MUTED = "fill:var(--jp-ui-font-color2,#6e7781)"
 _WIDTH, _LABEL, _ROW, _GAP, _AXIS = 760, 170, 10, 3, 18
+_LABEL_CHARS = 28
 
 
-def _label(result: Any, index: int, limit: int = 28) -> str:
-    configs = result.configs
-    config = configs[index] if 0 <= index < len(configs) else {}
-    text = ", ".join(f"{k}={v}" for k, v in config.items() if k in result.swept) or f"config {index}"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _short(label: str) -> str:
+    return label if len(label) <= _LABEL_CHARS else label[: _LABEL_CHARS - 1] + "…"
 
 
 def _ticks(wall: float) -> list[float]:
@@ -54,15 +50,16 @@ def _ticks(wall: float) -> list[float]:
     return [i * step for i in range(int(wall / step) + 1)]
 
 
-def _svg(result: Any, spans: list[Any], order: list[int]) -> str:
-    wall = max(max(span.end_s for span in spans), 1e-6)
+def _svg(timeline: dict[str, Any]) -> str:
+    wall = max(timeline["wall_s"], 1e-6)
     scale = (_WIDTH - _LABEL - 10) / wall
-    height = _AXIS + len(order) * (_ROW + _GAP) + 4
-    rows = {index: position for position, index in enumerate(order)}
+    labels = {row["index"]: row["label"] for row in timeline["rows"]}
+    rows = {index: position for position, index in enumerate(labels)}
+    height = _AXIS + len(rows) * (_ROW + _GAP) + 4
     parts = [
         f"<svg data-tilelab='tuning-timeline' xmlns='http://www.w3.org/2000/svg' width='{_WIDTH}' height='{height}' "
         f"viewBox='0 0 {_WIDTH} {height}' role='img' style='{_FONT};max-width:100%'>",
-        f"<title>timeline of {html.escape(result.kernel_name)}: one row per config, seconds from the tune() call</title>",
+        f"<title>timeline of {html.escape(timeline['kernel'])}: one row per config, seconds from the tune() call</title>",
     ]
     for tick in _ticks(wall):
         x = _LABEL + tick * scale
@@ -74,45 +71,41 @@ def _svg(result: Any, spans: list[Any], order: list[int]) -> str:
     for index, position in rows.items():
         y = _AXIS + position * (_ROW + _GAP)
         parts.append(
-            f"<text x='{_LABEL - 6}' y='{y + _ROW - 1}' text-anchor='end' style='{_TEXT}'>{html.escape(_label(result, index))}</text>"
+            f"<text x='{_LABEL - 6}' y='{y + _ROW - 1}' text-anchor='end' style='{_TEXT}'>{html.escape(_short(labels[index]))}</text>"
         )
-    for span in spans:
-        if span.index not in rows:
+    for index, phase, start, end, lane in timeline["spans"]:
+        if index not in rows:
             continue
-        y = _AXIS + rows[span.index] * (_ROW + _GAP)
-        x, width = _LABEL + span.start_s * scale, max(span.duration_s * scale, 1.0)
-        lane = f" ({span.lane})" if span.lane else ""
-        tip = f"{_label(result, span.index, 200)}: {span.phase} {span.duration_s:.3g} s{lane}"
+        duration = end - start
+        y = _AXIS + rows[index] * (_ROW + _GAP)
+        x, width = _LABEL + start * scale, max(duration * scale, 1.0)
+        tip = f"{labels[index]}: {phase} {duration:.3g} s" + (f" ({lane})" if lane else "")
         parts.append(
-            f"<rect data-phase='{span.phase}' x='{x:.1f}' y='{y}' width='{width:.1f}' height='{_ROW}' "
-            f"style='fill:{PHASE_COLOURS[span.phase]}'><title>{html.escape(tip)}</title></rect>"
+            f"<rect data-phase='{html.escape(phase)}' x='{x:.1f}' y='{y}' width='{width:.1f}' height='{_ROW}' "
+            f"style='fill:{PHASE_COLOURS[phase]}'><title>{html.escape(tip)}</title></rect>"
         )
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _legend(phases: set[str]) -> str:
+def _legend(phases: list[str]) -> str:
     items = [
         f"<span style='display:inline-flex;align-items:center;gap:4px;margin-right:10px'>"
-        f"<span style='display:inline-block;width:10px;height:10px;background:{PHASE_COLOURS[p]}'></span>{p}</span>"
-        for p in PHASES
-        if p in phases
+        f"<span style='display:inline-block;width:10px;height:10px;background:{PHASE_COLOURS[p]}'></span>{html.escape(p)}</span>"
+        for p in phases
     ]
     return f"<div style='{_FONT};color:var(--jp-ui-font-color2,#6e7781)'>{''.join(items)}</div>"
 
 
-def timeline_html(result: Any) -> str:
+def timeline_html(timeline: dict[str, Any] | None) -> str:
     """The one-line summary, the Gantt chart and its legend ("" before any phase was recorded)."""
-    record = getattr(result, "timeline_record", None)
-    spans = record.all_spans() if record is not None else []
-    if not spans:
+    if timeline is None:
         return ""
-    order = list(dict.fromkeys(span.index for span in spans))
-    drawn, left_out = order[:ROW_LIMIT], len(order) - ROW_LIMIT
-    summary = html.escape(result.timeline_summary())
+    left_out = timeline["left_out"]
+    summary = html.escape(timeline["summary"])
     more = f"<div style='{_FONT}'>… {left_out} more configs not drawn (result.timeline() has them all)</div>" if left_out > 0 else ""
     return (
         f"<div class='tilelab-timeline' style='margin:6px 0'>"
         f"<div data-tilelab='timeline-summary' style='{_FONT};color:var(--jp-ui-font-color1,#1f2328)'>{summary}</div>"
-        f"{_svg(result, spans, drawn)}{more}{_legend({span.phase for span in spans})}</div>"
+        f"{_svg(timeline)}{more}{_legend(timeline['phases'])}</div>"
     )

@@ -1,0 +1,99 @@
+"""The Tuning tab: progress, the latency pivot as a heat map, the search, the timeline, and the rows as they finish.
+
+:mod:`~tilelab.views.tuning.data` shapes a :class:`~tilelab.tune.result.TuneResult`
+into one JSON-ready dict; :mod:`~tilelab.views.tuning.snapshot` renders that
+dict to script-free HTML. The live widget (``ipywidgets.HTML`` pieces, updated in
+place) shows the same renderings of the same dict, less the search charts.
+
+The live widget follows the run through the registry's tuning events (the
+sweep announces every row there), so any view of a running sweep stays
+current, the side panel's included, and stops listening when the run ends.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tilelab.registry import default_registry
+from tilelab.views._bundle import BundleView
+from tilelab.views.tuning import snapshot
+from tilelab.views.tuning.data import analysis_data, finished, pivot_data, progress_data, rows_data, tuning_data
+
+__all__ = ["TuningView", "search_html"]
+
+_MIN_INTERVAL_S = 0.25
+
+
+def search_html(result: Any, reference: float | None = None) -> str:
+    """Best-so-far charts and parameter importance of ``result`` (a search or a grid) as script-free HTML.
+
+    ``reference`` (ms), e.g. the grid's best, is drawn as a dashed line.
+    """
+    return snapshot.search_html(analysis_data(result, reference))
+
+
+class TuningView(BundleView):
+    """Live and static rendering of a :class:`~tilelab.tune.result.TuneResult`.
+
+    Parameters
+    ----------
+    result
+        The sweep, finished or running.
+    index, columns
+        The two swept parameters of the heat map (default: the first two).
+    """
+
+    def __init__(self, result: Any, index: str | None = None, columns: str | None = None) -> None:
+        self.result = result
+        self.axes = (index, columns)
+        self._last = 0.0
+        self._unsubscribe: Any = None
+
+    def data(self, search: bool = True) -> dict[str, Any]:
+        """The tab's data (:func:`~tilelab.views.tuning.data.tuning_data`); ``search=False``: without the search analysis."""
+        return tuning_data(self.result, *self.axes, search=search)
+
+    # -- pieces of the snapshot, each from its part of the data ----------------------
+    def progress_html(self) -> str:
+        return snapshot.progress_html(progress_data(self.result))
+
+    def rows_html(self) -> str:
+        return snapshot.rows_html(rows_data(self.result))
+
+    def pivot_html(self) -> str:
+        return snapshot.pivot_html(pivot_data(self.result, *self.axes))
+
+    # -- BundleView ----------------------------------------------------------------
+    def _text(self) -> str:
+        return repr(self.result)
+
+    def _build_html(self) -> str:
+        return snapshot.tuning_html(self.data())
+
+    def _build_widget(self):
+        import ipywidgets as widgets
+
+        self._pieces = [widgets.HTML(html) for html in snapshot.live_pieces(self.data(search=False))]
+        box = widgets.VBox(self._pieces)
+        box.add_class("tilelab-tuning")
+        if not finished(self.result) and self._unsubscribe is None:
+            self._unsubscribe = default_registry().subscribe(self._on_event)
+        return box
+
+    def _on_event(self, event: str, run: Any) -> None:
+        if event == "tuning" and run is self.result:
+            self.refresh(final=finished(run))
+
+    def refresh(self, final: bool = False) -> None:
+        """Update the live widget (at most every 0.25 s unless ``final``); the snapshot is rebuilt on demand."""
+        self._html = None
+        if final and self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self._widget is None or (not final and time.monotonic() - self._last < _MIN_INTERVAL_S):
+            return
+        self._last = time.monotonic()
+        for piece, html in zip(self._pieces, snapshot.live_pieces(self.data(search=False)), strict=True):
+            piece.value = html
+

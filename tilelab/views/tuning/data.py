@@ -1,0 +1,258 @@
+"""The Tuning tab's data: a :class:`~tilelab.tune.result.TuneResult` as one JSON-ready dict.
+
+The only code that shapes what the tuning view shows: :func:`tuning_data`
+returns plain JSON types (str, int, float, bool, None, lists, dicts; no NaN),
+which :mod:`tilelab.views.tuning.snapshot` renders to script-free HTML and the
+live widget shows through the same renderers. Its parts:
+
+- ``progress``: the kernel, where it ran, counts, state, the bars, notes and the re-benchmark's verdict;
+- ``pivot``: latency over two swept parameters (None without two, or without timings);
+- ``search``: best-so-far curves and parameter importance (None for a grid), from :mod:`tilelab.tune.search_analysis`;
+- ``timeline``: the phases of the first :data:`TIMELINE_ROWS` configs (None before any was recorded);
+- ``rows``: the latest rows, only the columns some row has a value in;
+- ``text``: the short ``text/plain``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+from tilelab.provenance import PROVENANCE_COLUMNS
+from tilelab.tune.search_analysis import best_so_far, parameter_importance
+from tilelab.tune.timeline import PHASES
+
+__all__ = [
+    "ROW_LIMIT",
+    "TIMELINE_ROWS",
+    "analysis_data",
+    "best_so_far_curve",
+    "finished",
+    "pivot_data",
+    "progress_data",
+    "rows_data",
+    "search_data",
+    "timeline_data",
+    "tuning_data",
+]
+
+ROW_LIMIT = 200
+TIMELINE_ROWS = 80
+_LABEL_CHARS = 200  # a timeline row's label as its tooltip says it; the chart cuts it shorter
+_AXES = {"benchmarks": ("benchmark", "benchmarks"), "wall": ("elapsed_s", "wall time (s)")}
+
+
+def tuning_data(result: Any, index: str | None = None, columns: str | None = None, search: bool = True) -> dict[str, Any]:
+    """Everything the tuning view shows of ``result``; ``index``/``columns``: the heat map's axes.
+
+    ``search=False`` leaves out the search analysis (the live widget does not show it,
+    and fANOVA is too slow to run on every row).
+    """
+    return {
+        "progress": progress_data(result),
+        "pivot": pivot_data(result, index, columns),
+        "search": search_data(result) if search else None,
+        "timeline": timeline_data(result),
+        "rows": rows_data(result),
+        "text": repr(result),
+    }
+
+
+def finished(result: Any) -> bool:
+    """Whether ``result`` will change no more (a run announced before it starts is not finished)."""
+    return bool(result.partial) or (not result.running and result.done >= result.total)
+
+
+# -- progress ------------------------------------------------------------------------------------------------
+def progress_data(result: Any) -> dict[str, Any]:
+    """Counts, state, the bars (compiled, benchmarked when runnable, failed), notes and what the re-benchmark said."""
+    r = result
+    cached = sum(1 for row in r.rows.values() if row.cached)
+    bars = [{"label": "compiled", "count": r.compiled + cached}]
+    if r.runnable:
+        bars.append({"label": "benchmarked", "count": r.benchmarked + cached})
+    bars.append({"label": "failed", "count": r.num_errors})
+    state = r.gpu_state or {}
+    gpu = None
+    if state.get("start") and state.get("end"):
+        gpu = f"GPU at start {_gpu(state['start'])}; at end {_gpu(state['end'])}"
+    return {
+        "kernel": r.kernel_name,
+        "where": _where(r),
+        "done": r.done,
+        "total": r.total,
+        "state": _state(r),
+        "bars": bars,
+        "notes": [str(note) for note in getattr(r, "notes", [])],
+        "verdict": r.verdict_text() if r.verdict is not None else None,
+        "coverage": r.coverage() if r.budget_reached else None,
+        "gpu": gpu,
+    }
+
+
+def _state(result: Any) -> str:
+    if result.running:
+        return "running…"
+    if result.partial:
+        return "interrupted (partial)"
+    if result.total and result.done >= result.total:
+        return "done"
+    return "not started yet" if result.done == 0 else f"stopped after {result.done} configs"
+
+
+def _where(result: Any) -> str:
+    """``on NVIDIA H200`` for a run that ran, ``lowered for sm_90 (no device)`` for a lowering-only one."""
+    device = str(result.device or "")
+    if result.runnable and device:
+        return f"on {device}"
+    arch = getattr(result.choice, "arch", None)
+    return f"lowered for {arch} (no device)" if arch else "lowered only (no device)"
+
+
+def _gpu(state: dict) -> str:
+    """``1980 MHz, 41 °C, 350 W``: what is known of the GPU's state."""
+    units = (("sm_clock_mhz", "MHz"), ("temperature_c", "°C"), ("power_w", "W"))
+    return ", ".join(f"{state[name]:.0f} {unit}" for name, unit in units if state.get(name) is not None) or "unknown"
+
+
+# -- the rows ------------------------------------------------------------------------------------------------
+def rows_data(result: Any, limit: int = ROW_LIMIT) -> dict[str, Any]:
+    """The latest ``limit`` rows: ``columns``, ``numeric`` (right-aligned) and ``cells``; a column no row has a value in is left out."""
+    frame = result.to_pandas()
+    if frame.empty:
+        return {"columns": [], "numeric": [], "cells": []}
+    # The key's hashes and TileLang's entry are for to_pandas() and why(); the table shows who served each compile.
+    shown = frame.drop(columns=["device", *PROVENANCE_COLUMNS[1:]]).tail(limit).astype(object)
+    shown = shown.where(shown.notna(), None)  # pandas' NA and NaN become None: one "missing" for every column
+    marks = _marks(result)
+    shown.insert(0, "best", [marks.get(row.index, "") for row in result.ordered_rows()[-len(shown) :]])
+    columns = [c for c in shown.columns if c in result.swept or shown[c].map(_present).any()]
+    return {
+        "columns": [str(c) for c in columns],
+        "numeric": [bool(shown[c].map(_numeric).any()) for c in columns],
+        "cells": [[_plain(value) for value in values] for values in shown[columns].itertuples(index=False)],
+    }
+
+
+def _marks(result: Any) -> dict[int, str]:
+    """After a re-benchmark with a verdict: ★ for the best row, ≈ for the rows it could not tell from the best."""
+    best = result.best
+    if result.verdict is None or best is None:
+        return {}
+    return {**dict.fromkeys(result.tied(), "≈"), best.index: "★"}
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, numbers.Number) and not isinstance(value, bool)
+
+
+def _present(value: Any) -> bool:
+    plain = _plain(value)
+    return plain is not None and plain != "" and plain is not False
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as a JSON value: None for missing (NaN too), numbers as int or float, anything else as its text."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return None if math.isnan(value) else float(value)
+    return str(value)
+
+
+# -- the heat map ----------------------------------------------------------------------------------------------
+def pivot_data(result: Any, index: str | None = None, columns: str | None = None) -> dict[str, Any] | None:
+    """Latency (ms) over two swept parameters: labels as text, missing cells None; None when there is nothing to plot."""
+    if len(result.swept) < 2 or not result.runnable:
+        return None
+    table = result.pivot_table(index, columns)
+    if table.isna().all().all():
+        return None
+    values = table.to_numpy(dtype=float)
+    return {
+        "kernel": result.kernel_name,
+        "index_name": str(table.index.name),
+        "columns_name": str(table.columns.name),
+        "columns": [str(c) for c in table.columns],
+        "rows": [
+            {"label": str(label), "values": [None if math.isnan(v) else float(v) for v in line]}
+            for label, line in zip(table.index, values, strict=True)
+        ],
+    }
+
+
+# -- the search ----------------------------------------------------------------------------------------------
+def search_data(result: Any, reference: float | None = None) -> dict[str, Any] | None:
+    """How a search went: how configs were chosen, best-so-far curves (benchmarks, wall) and parameter importance.
+
+    None for a grid or before any row; ``reference`` (ms), e.g. the grid's best, is drawn as a dashed line.
+    """
+    settings = getattr(result, "search", None)
+    if settings is None or getattr(settings, "kind", "grid") == "grid" or not result.rows:
+        return None
+    return analysis_data(result, reference)
+
+
+def analysis_data(result: Any, reference: float | None = None) -> dict[str, Any]:
+    """:func:`search_data` for any result, a grid's too (its importance comes from its rows)."""
+    settings = getattr(result, "search", None)
+    found, method = parameter_importance(result)
+    return {
+        "kernel": result.kernel_name,
+        "how": settings.describe() if settings is not None else "grid",
+        "measured": sum(1 for row in result.rows.values() if not row.cached),
+        "space": len(result.configs),
+        "reference": None if reference is None else float(reference),
+        "curves": [best_so_far_curve(result, "benchmarks"), best_so_far_curve(result, "wall")],
+        "importance": {"shares": [[str(name), float(share)] for name, share in found.items()], "method": method},
+    }
+
+
+def best_so_far_curve(result: Any, x: str = "benchmarks") -> dict[str, Any]:
+    """Every benchmark's latency (``points``: x, ms, status) and the best-so-far steps, against ``x``.
+
+    ``x`` is ``"benchmarks"`` or ``"wall"`` (seconds from the start of the run).
+    """
+    if x not in _AXES:
+        raise ValueError(f"x={x!r}: expected 'benchmarks' or 'wall'")
+    column, label = _AXES[x]
+    frame = best_so_far(result).dropna(subset=[column])
+    points = [[float(r[column]), float(r["latency_ms"]), str(r["status"])] for _, r in frame.iterrows()]
+    steps, last = [], None
+    for _, r in frame.iterrows():
+        if r["best_ms"] == r["best_ms"] and r["best_ms"] != last:  # not NaN, and better
+            steps.append([float(r[column]), float(r["best_ms"])])
+            last = r["best_ms"]
+    return {"axis": x, "label": label, "points": points, "steps": steps}
+
+
+# -- the timeline ----------------------------------------------------------------------------------------------
+def timeline_data(result: Any, limit: int = TIMELINE_ROWS) -> dict[str, Any] | None:
+    """The sweep's phases: one row per config in the order taken (the first ``limit``), spans ``[index, phase, start, end, lane]``."""
+    record = getattr(result, "timeline_record", None)
+    spans = record.all_spans() if record is not None else []
+    if not spans:
+        return None
+    order = list(dict.fromkeys(span.index for span in spans))
+    drawn = order[:limit]
+    shown = set(drawn)
+    present = {span.phase for span in spans}
+    return {
+        "kernel": result.kernel_name,
+        "summary": result.timeline_summary(),
+        "wall_s": max(span.end_s for span in spans),
+        "phases": [phase for phase in PHASES if phase in present],
+        "rows": [{"index": index, "label": _label(result, index)} for index in drawn],
+        "spans": [[s.index, s.phase, s.start_s, s.end_s, s.lane] for s in spans if s.index in shown],
+        "left_out": max(len(order) - limit, 0),
+    }
+
+
+def _label(result: Any, index: int) -> str:
+    configs = result.configs
+    config = configs[index] if 0 <= index < len(configs) else {}
+    text = ", ".join(f"{k}={v}" for k, v in config.items() if k in result.swept) or f"config {index}"
+    return text if len(text) <= _LABEL_CHARS else text[: _LABEL_CHARS - 1] + "…"
