@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import ast
+import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from htmlcheck import parse
 from sample_records import gemm_record, sample_record
 
 import tilelab
+from tilelab.diffs import align_passes, only_in
 from tilelab.records import PassRecord
+from tilelab.views import compare
 from tilelab.views._bundle import WIDGET_MIME
-from tilelab.views.compare import CompareView, align_passes, only_in
+from tilelab.views.compare import CompareView
+from tilelab.views.compare.data import WIDGET_KEYS
+from tilelab.views.compare.snapshot import compare_html, compare_text
 
 
 def _pair():
@@ -38,7 +45,7 @@ def test_selecting_a_pass_gives_both_irs_and_the_changes_between_them():
 
     assert payload["a"]["name"] == payload["b"]["name"] == "tl.LowerTileOp"
     assert payload["same"] and payload["changes"] == []
-    extra = view.payload(view._row_of("tl.WarpSpecialized"))
+    extra = view.payload(view.row_of("tl.WarpSpecialized"))
     assert extra["a"] is None and not extra["same"]
     assert extra["before"] == "" and extra["after"].endswith("# producer\n") and extra["changes"]
 
@@ -75,3 +82,36 @@ def test_sm80_and_sm90_gemms_differ_in_their_passes():
 
     assert first or second
     parse(view.to_html())
+
+
+def _roundtrip(data: dict) -> dict:
+    return json.loads(json.dumps(data, allow_nan=False))
+
+
+def test_the_snapshot_is_rendered_from_the_tab_data_alone():
+    view = CompareView(*_pair(), pass_name="tl.WarpSpecialized")
+
+    data = _roundtrip(view.data())  # plain JSON: what a saved notebook or the browser would hold
+
+    assert data == view.data()
+    assert compare_html(data) == view.to_html() and compare_text(data) == repr(view)
+    assert data["shown"]["row"] == view.selected and data["shown"]["after"].endswith("# producer\n")
+
+
+def test_the_snapshot_module_reads_no_records():
+    tree = ast.parse(Path(compare.snapshot.__file__).read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+
+    assert not {name for name in imported if name.startswith(("tilelab.records", "tilelab.tune", "tilelab.diffs"))}
+
+
+def test_the_widget_receives_the_tab_data_and_answers_the_row_the_snapshot_diffs():
+    view = CompareView(*_pair())
+    data = view.data()
+
+    widget = view.widget
+    reply = widget.answer({"id": 1, "type": "pair", "row": data["shown"]["row"]})
+
+    assert {key: getattr(widget, key) for key in WIDGET_KEYS} == {key: data[key] for key in WIDGET_KEYS}
+    assert {key: reply[key] for key in data["shown"]} == data["shown"]

@@ -13,7 +13,7 @@ from sample_records import EVIL
 import tilelab
 from tilelab.provenance import CacheSource
 from tilelab.recompiled import KeyChange, WhyRecompiled
-from tilelab.views.changes import SinceLastRunView, WhyView
+from tilelab.views.compare.changes import SinceLastRunView, WhyView
 
 CPU_CELL = """import tilelang
 import tilelang.cpu.language as C

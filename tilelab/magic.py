@@ -199,14 +199,14 @@ class TileLangMagics(Magics):
 
         from tilelab.runs import since_last_run
         from tilelab.views import record_view
-        from tilelab.views.changes import SinceLastRunView
+        from tilelab.views.compare.changes import SinceLastRunView
 
         views = [record_view(record) for record in records]
         for view in views[:-1]:
             display(view)
         if not since:  # a cell-cache hit: the line under the Explorer says so
             from tilelab.recompiled import why
-            from tilelab.views.changes import WhyView
+            from tilelab.views.compare.changes import WhyView
 
             display(views[-1])
             hits = [WhyView(why(record, record)) for record in records]
