@@ -11,8 +11,21 @@ import { IModel, save, watch } from './model';
 import { KeyList } from './passlist';
 import { Splitter } from './splitter';
 
+/** An aligned row: the pass of each record (name and index, null where it did not run) and whether their IRs are the same. */
 type Row = [string | null, number | null, string | null, number | null, boolean];
 
+/**
+ * The Compare tab's data, `CompareData.data` in `tilelab/views/compare/data.py`: its
+ * `WIDGET_KEYS` arrive as the widget's synced traits (the IRs travel as `pair` replies).
+ */
+export interface ICompareData {
+  labels: [string, string];
+  rows: Row[];
+  only: [string[], string[]];
+  selected: number;
+}
+
+/** One row's pair (`CompareData.pair`): the snapshot draws its shown row's from the same dict. */
 interface IPairReply {
   row: number;
   a: { index: number; name: string } | null;
@@ -21,15 +34,23 @@ interface IPairReply {
   before: string;
   after: string;
   changes: number[][];
+  hunks: [number, number, string][];
   added: number;
   removed: number;
 }
 
+function compareData(model: IModel): ICompareData {
+  const [labels, rows, only, selected] = ['labels', 'rows', 'only', 'selected'].map(key => model.get(key));
+  return { labels, rows, only, selected } as ICompareData;
+}
+
 export function renderCompare(model: IModel, el: HTMLElement): () => void {
   const channel = new Channel(model);
-  const [labelA, labelB] = model.get('labels') as [string, string];
-  const [onlyA, onlyB] = model.get('only') as [string[], string[]];
-  const rows = model.get('rows') as Row[];
+  const {
+    labels: [labelA, labelB],
+    only: [onlyA, onlyB],
+    rows
+  } = compareData(model);
   const root = h('div', 'tl-compare tl-passes');
   const only = h('div', 'tl-note');
   only.append(
