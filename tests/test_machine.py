@@ -21,7 +21,8 @@ from tilelab.machine.build import (
 )
 from tilelab.machine.record import machine_warnings
 from tilelab.records import CodeLineLink, KernelResources, MachineCodeRecord, OccupancyRecord
-from tilelab.views.machine_code import hot_lines, machine_code_html
+from tilelab.views.machine.data import hot_lines, machine_data, machine_texts
+from tilelab.views.machine.snapshot import machine_snapshot
 
 pytestmark = pytest.mark.skipif(find_tool("nvcc") is None, reason="needs nvcc")
 
@@ -38,6 +39,10 @@ def hopper():
 def ampere():
     record = tilelab.explore(matmul, arch="sm_80")
     return record, machine_code_for(record)
+
+
+def machine_code_html(record) -> str:
+    return machine_snapshot(machine_data(record), machine_texts(record))
 
 
 def sass_lines_with(machine: MachineCodeRecord, opcode: str) -> list[int]:
@@ -163,7 +168,7 @@ def test_without_nvcc_the_record_names_what_to_install(monkeypatch):
 def test_the_machine_code_tab_shows_a_resource_card_classes_and_linked_sass(hopper):
     record, machine = hopper
 
-    tree = parse(machine_code_html(machine, record.source))
+    tree = parse(machine_code_html(record.with_machine_code(machine)))
 
     (card,) = tree.find_all("div", data_tilelab="resource-card")
     assert "of 255" in card.all_text() and "theoretical occupancy" in card.all_text()
@@ -191,7 +196,7 @@ def spilling_record(kernel: str) -> MachineCodeRecord:
 def test_spills_and_launch_problems_are_warnings_and_every_string_is_escaped():
     machine = spilling_record(EVIL)
 
-    markup = machine_code_html(machine)
+    markup = machine_code_html(sample_record().with_machine_code(machine))
 
     tree = parse(markup)
     assert "<img" not in markup and "</script><img" not in markup

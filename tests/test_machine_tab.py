@@ -15,8 +15,8 @@ from tilelab.machine.build import find_tool, machine_code, machine_code_for
 from tilelab.machine.text import opcode_of
 from tilelab.records import CodeLineLink, KernelResources, MachineCodeRecord, OccupancyRecord
 from tilelab.registry import default_registry
-from tilelab.views._machine_data import MAX_LIVE_LINES
 from tilelab.views.explorer import TABS, ExplorerView
+from tilelab.views.machine.data import MAX_LIVE_LINES
 
 pytestmark = pytest.mark.skipif(find_tool("nvcc") is None, reason="needs nvcc")
 

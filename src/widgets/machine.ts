@@ -5,7 +5,8 @@
  * beside the CUDA in a `LinkedTab` (click a SASS line: its CUDA line lights up and the status
  * names the cell line it came from). Until machine code exists the tab says why in one line, and
  * asks again when the kernel bumps `machine_updates` (the record was replaced by its finished build).
- * Python shapes every string; they go in through `textContent` only.
+ * The reply is `tilelab.views.machine.data.machine_data`, the dict the snapshot draws: Python shapes every
+ * string (labels, colours, the tools line); they go in through `textContent` only.
  */
 
 import { Channel } from './channel';
@@ -22,6 +23,7 @@ interface IClassRow {
   more: number;
 }
 
+/** A kernel's resources and occupancy; null where its resources were not read. */
 interface ICard {
   /** `[label, value, level]`, level "" or "bad". */
   rows: [string, string, string][];
@@ -33,21 +35,25 @@ interface ICard {
 
 interface IKernel {
   name: string;
-  card: ICard;
+  card: ICard | null;
   classes: IClassRow[];
   instructions: number;
 }
 
 interface IMachineReply {
   state: 'ready' | 'none' | 'pending' | 'failed';
-  message?: string;
-  error?: string;
-  head?: string;
-  notes?: string[];
-  codes?: string[];
-  kernels?: IKernel[];
-  tools?: string;
-  seconds?: number;
+  /** Why there is nothing to show (one line), '' when ready. */
+  message: string;
+  /** The build's log (a failed build), '' otherwise. */
+  log: string;
+  head: string | null;
+  notes: string[];
+  warnings: string[];
+  codes: string[];
+  kernels: IKernel[];
+  /** `[name, path and version, short label]` of each CUDA tool. */
+  tools: [string, string, string][];
+  seconds: number;
 }
 
 const WORDS: Record<string, [string, string]> = { sass: ['CUDA line', 'SASS line'], ptx: ['CUDA line', 'PTX line'] };
@@ -65,8 +71,7 @@ function meter(share: number): HTMLElement {
   return bar;
 }
 
-function resourceCard(kernel: IKernel): HTMLElement {
-  const { card } = kernel;
+function resourceCard(card: ICard): HTMLElement {
   const node = h('section', 'tl-machine-card');
   node.dataset.launchable = String(card.launchable);
   const head = h('div', 'tl-machine-card-head');
@@ -158,30 +163,31 @@ export class MachineTab {
     this._dropCode();
     this.node.dataset.state = reply.state;
     if (reply.state !== 'ready') {
-      message(this.node, reply.message ?? 'No machine code.', reply.state === 'failed' ? 'error' : 'hint');
-      if (reply.error) {
+      message(this.node, reply.message || 'No machine code.', reply.state === 'failed' ? 'error' : 'hint');
+      if (reply.log) {
         const details = h('details', 'tl-machine-error');
-        details.append(h('summary', '', 'nvcc output'), h('pre', '', reply.error));
+        details.append(h('summary', '', 'nvcc output'), h('pre', '', reply.log));
         this.node.appendChild(details);
       }
       return;
     }
     this._reply = reply;
-    const kernels = reply.kernels ?? [];
+    const kernels = reply.kernels;
     if (!kernels.some(kernel => kernel.name === this._kernel)) {
       this._kernel = kernels[0]?.name ?? '';
     }
-    const codes = reply.codes ?? [];
+    const codes = reply.codes;
     if (!codes.includes(this._code)) {
       this._code = codes[0] ?? 'sass';
     }
     this.node.replaceChildren(this._toolbar(kernels, codes));
-    for (const note of reply.notes ?? []) {
+    for (const note of [...reply.notes, ...reply.warnings]) {
       this.node.appendChild(h('div', 'tl-machine-note', note));
     }
     this.node.append(this._facts, this._codeBox);
-    if (reply.tools) {
-      this.node.appendChild(h('p', 'tl-machine-tools', `${reply.tools}; ${(reply.seconds ?? 0).toFixed(2)} s`));
+    if (reply.tools.length) {
+      const tools = reply.tools.map(([, , short]) => short).join(' · ');
+      this.node.appendChild(h('p', 'tl-machine-tools', `${tools}; ${reply.seconds.toFixed(2)} s`));
     }
     this._showKernel();
   }
@@ -228,7 +234,7 @@ export class MachineTab {
   private _showKernel(): void {
     const kernel = this._reply?.kernels?.find(candidate => candidate.name === this._kernel);
     this.node.dataset.kernel = this._kernel;
-    this._facts.replaceChildren(...(kernel ? [resourceCard(kernel), classTable(kernel)] : []));
+    this._facts.replaceChildren(...(kernel ? [...(kernel.card ? [resourceCard(kernel.card)] : []), classTable(kernel)] : []));
     this._showCode();
   }
 

@@ -13,7 +13,9 @@ from tilelab.records import CodeLineLink
 
 __all__ = [
     "INSTRUCTION_CLASSES",
+    "compact_sass_line",
     "instruction_classes",
+    "kernel_slice",
     "opcode_of",
     "parse_ptx_links",
     "parse_ptxas",
@@ -200,3 +202,53 @@ def presumed_lines(compiled: str) -> tuple[str, LineOf]:
         return found.get((None if own else name, line))
 
     return "\n".join(kept) + "\n", line_of
+
+
+_SASS_COLUMNS = re.compile(r"^\s+(/\*[0-9a-f]{4,}\*/)\s+(@!?U?P[T\d]+\s+)?(.*)$")
+
+
+def compact_sass_line(line: str) -> str:
+    """A SASS instruction line with nvdisasm's ~30 columns of padding cut to a fixed predicate column."""
+    match = _SASS_COLUMNS.match(line)
+    if match is None:
+        return line
+    address, predicate, rest = match.groups()
+    return f"    {address} {(predicate or '').strip():>5} {rest}"
+
+
+def _kernel_starts(lines: list[str], names: list[str], code: str) -> dict[str, int]:
+    """The 0-based line where each kernel's section starts in SASS (``.text.<name>``) or PTX (``.entry <name>(``)."""
+    starts = {}
+    for name in names:
+        pattern = (
+            re.compile(rf"^//-+ \.text\.{re.escape(name)}\s")
+            if code == "sass"
+            else re.compile(rf"\.entry\s+{re.escape(name)}\s*\(")
+        )
+        found = next((k for k, line in enumerate(lines) if pattern.search(line)), None)
+        if found is not None:
+            starts[name] = found
+    return starts
+
+
+def kernel_slice(
+    text: str, links: tuple[CodeLineLink, ...], kernel: str, names: list[str], code: str
+) -> tuple[list[str], list[CodeLineLink], int]:
+    """(lines of ``kernel``'s section of SASS or PTX ``text``, its links renumbered, first line's number in ``text``).
+
+    One kernel gets the whole text; with several, the first section also keeps the
+    file's header and the last the file's trailer.
+    """
+    lines = text.splitlines()
+    starts = _kernel_starts(lines, names, code)
+    if len(names) < 2 or kernel not in starts:
+        return lines, list(links), 1
+    order = sorted(starts.values())
+    begin = 0 if starts[kernel] == order[0] else starts[kernel]
+    later = [start for start in order if start > starts[kernel]]
+    end = later[0] if later else len(lines)
+    return (
+        lines[begin:end],
+        [CodeLineLink(link.line - begin, link.cuda_line) for link in links if begin < link.line <= end],
+        begin + 1,
+    )

@@ -14,11 +14,11 @@ from typing import Any
 from tilelab.records import KernelRecord
 from tilelab.registry import default_registry
 from tilelab.views._bundle import BundleView
-from tilelab.views._machine_data import MachineCodeData
 from tilelab.views.html import BOX, details, escape, overview_html
 from tilelab.views.layout_html import layouts_html
 from tilelab.views.layout_view import LayoutsWidget
-from tilelab.views.machine_code import machine_code_html
+from tilelab.views.machine.data import MachineData, machine_data, machine_texts
+from tilelab.views.machine.snapshot import machine_snapshot
 from tilelab.views.passes.data import PassesData, passes_data, passes_texts
 from tilelab.views.passes.snapshot import passes_snapshot, passes_title
 from tilelab.views.profile import profile_html
@@ -109,7 +109,7 @@ class ExplorerView(BundleView):
 
         record = self.record
         passes, summary = PassesData(record.passes), passes_data(record)
-        machine = MachineCodeData(lambda: _newest(record))
+        machine = MachineData(lambda: _newest(record))
         handlers = {
             "overview": lambda _content: {"html": _overview_with_machine_code(record)},
             "diff": passes.diff,
@@ -119,6 +119,7 @@ class ExplorerView(BundleView):
             "host": lambda _content: source_host(record),
             "machine": machine.summary,
             "machine_code": machine.panes,
+            "machine_listing": machine.listing,
         }
         if record.profile is not None:
             handlers["profile"] = lambda _content: {"html": _profile_html(record)}
@@ -205,12 +206,10 @@ def _passes_section(record: KernelRecord) -> str:
 
 def _machine_section(record: KernelRecord) -> str:
     """The Machine code section (resources, occupancy, instruction classes, SASS, PTX) when the record has it."""
-    if record.machine_code is None:
+    data = machine_data(record)
+    if data["head"] is None:
         return ""
-
-    return details(
-        "Machine code", machine_code_html(record.machine_code, record.source), attrs=" data-section='machine'"
-    )
+    return details("Machine code", machine_snapshot(data, machine_texts(record)), attrs=" data-section='machine'")
 
 
 def _profile_html(record: KernelRecord) -> str:
