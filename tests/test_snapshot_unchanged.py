@@ -20,12 +20,17 @@ RECORD = DATA / "quickstart_gemm.record.json.gz"
 SNAPSHOT = DATA / "quickstart_gemm.snapshot.html.gz"
 
 
+def _read(path: Path) -> str:
+    with gzip.open(path, "rt") as file:
+        return file.read()
+
+
 def _render() -> str:
-    return tilelab.to_html(KernelRecord.from_json(gzip.open(RECORD, "rt").read()))
+    return tilelab.to_html(KernelRecord.from_json(_read(RECORD)))
 
 
 def test_the_quickstart_gemm_snapshot_renders_as_before():
-    before, now = gzip.open(SNAPSHOT, "rt").read(), _render()
+    before, now = _read(SNAPSHOT), _render()
 
     changed = list(difflib.unified_diff(before.split("><"), now.split("><"), "before", "now", n=1, lineterm=""))
     assert now == before, "\n".join(changed[:40])
