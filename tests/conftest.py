@@ -34,7 +34,10 @@ def pytest_collection_modifyitems(config, items):
 def _group(item) -> str:
     """Which tests share one pytest-xdist worker (make test runs ``-n auto --dist loadgroup``): a module's
     tests, so its fixtures are made once; every browser test, so one JupyterLab and one Chromium serve them
-    all; every test on the PostgreSQL server, so one server does."""
+    all; every test on the PostgreSQL server, so one server does. A test marked ``spread`` (a slow one that
+    shares nothing, such as one notebook's run) is a group of its own, so the workers share the slow ones."""
+    if item.get_closest_marker("spread"):
+        return item.nodeid
     if Path(str(item.fspath)).parent.name == "ui":
         return "ui"
     if "postgres_server" in getattr(item, "fixturenames", ()):

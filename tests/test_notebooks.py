@@ -39,6 +39,7 @@ def _stdout(cell) -> str:
     return "".join(out.get("text", "") for out in cell.get("outputs", []) if out.get("output_type") == "stream")
 
 
+@pytest.mark.spread
 @pytest.mark.parametrize("path", _notebooks(), ids=lambda p: p.stem)
 def test_notebook_runs_without_errors(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from conftest import cuda_available
