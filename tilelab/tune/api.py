@@ -13,15 +13,14 @@ from typing import Any
 
 from tilelab import _tilelang as tl
 from tilelab.registry import default_registry
-from tilelab.targets import device_label, resolve_target
 from tilelab.tune.budget import split_budget
 from tilelab.tune.build import kernel_name, kernel_source, spec_of
 from tilelab.tune.dask_engine import DaskEngine
-from tilelab.tune.engine import run_on_engine
-from tilelab.tune.pool import session_pool
+from tilelab.tune.engine import Engine
+from tilelab.tune.local_engine import LocalEngine
 from tilelab.tune.prior import static_order
 from tilelab.tune.result import TuneResult, TuneRow
-from tilelab.tune.runner import Sweep, run_sweep, worker_count
+from tilelab.tune.runner import Sweep, run_sweep
 from tilelab.tune.search import GridFeed, SearchSettings, StudyFeed, resolve_search
 from tilelab.tune.space import Choices, Space, config_key, int_parameters
 from tilelab.tune.store import RunKey, TuningStore, open_history, signature_of
@@ -167,7 +166,8 @@ def tune(
         (``config``: its keyword arguments, fixed ones included), instead of CUDA
         events or the wall clock: a seeded fake timer in tests, or another profiler.
         Each config is still built, run once and checked against ``reference``; only
-        its timings come from the timer. Local sweeps only (not with ``cluster``).
+        its timings come from the timer. With ``cluster`` the timer travels to the
+        benchmark workers (cloudpickle): each keeps its own copy for the sweep.
     on_row
         Called with each finished :class:`~tilelab.tune.result.TuneRow`.
     live
@@ -189,8 +189,8 @@ def tune(
 
     started = time.monotonic()  # the timeline's zero, and where a wall-clock budget starts
     _check_options(timeout, workers, db, rebench, resources)
-    if timer is not None and (cluster is not None or not callable(timer)):
-        raise ValueError(f"timer={timer!r}: expected a function timer(config, calls) -> times in ms, for a local sweep")
+    if timer is not None and not callable(timer):
+        raise ValueError(f"timer={timer!r}: expected a function timer(config, calls) -> times in ms")
     budget, budget_s = split_budget(budget)
     try:
         spec = spec_of(kernel)
@@ -199,13 +199,14 @@ def tune(
     if configs is None and tl.is_autotuned(kernel) and not any(isinstance(v, Choices) for v in kwargs.values()):
         configs = tl.autotune_configs(kernel, args, kwargs)  # the kernel's own @autotune space
     space = Space.build(kwargs, where=where, configs=configs)
-    if cluster is None:  # workers import TileLang while the rest is set up (the session's pool keeps them)
-        session_pool().warm(min(worker_count(workers), len(space)))
-    if target is None and arch is None:
-        target = _declared_target(kernel)
-    engine = _engine(cluster)  # None: this machine's compile workers and GPU
-    choice, device = engine.resolve(arch, target) if engine is not None else (resolve_target(arch, target), None)
-    device = device or device_label(choice)
+    engine = _engine(cluster, workers, len(space))
+    try:
+        if target is None and arch is None:
+            target = _declared_target(kernel)
+        choice, device = engine.resolve(arch, target)
+    except BaseException:
+        engine.close()
+        raise
     name = kernel_name(kernel)
     key = RunKey.of(name, kernel_source(kernel), signature_of(args, space.fixed), choice.as_json(), device)
     settings = resolve_search(search, budget, seed, sampler, prune, len(space), choice.runnable)
@@ -223,8 +224,7 @@ def tune(
             known.append(row)
         else:
             todo.append((index, config))
-    width = engine.slots() if engine is not None else worker_count(workers)
-    feed = _feed(settings, space, todo, known, store, key, width, choice, sampler, kernel, args)
+    feed = _feed(settings, space, todo, known, store, key, engine.slots(), choice, sampler, kernel, args)
     if settings.kind == "grid" and feed.size > LARGE_GRID:
         warnings.warn(_large_grid(feed.size, choice.runnable), LargeSpaceWarning, stacklevel=3)
     result.search = settings
@@ -246,14 +246,10 @@ def tune(
     result.show_live = live if live is not None else _in_kernel()
     registry.track_tuning(result)
     try:
-        if engine is None:
-            run_sweep(sweep, result, feed, store.saver(key, result.id, tilelang_version, timeout))
-        else:
-            run_on_engine(engine, sweep, result, feed, store.saver(key, result.id, tilelang_version, timeout))
+        run_sweep(sweep, result, feed, store.saver(key, result.id, tilelang_version, timeout), engine)
     finally:
         registry.track_tuning(result)
-        if engine is not None:
-            engine.close()
+        engine.close()
     return result
 
 
@@ -267,12 +263,10 @@ def _large_grid(size: int, runnable: bool) -> str:
     )
 
 
-def _engine(cluster: Any) -> Any:
-    """The engine that runs a sweep on ``cluster`` (None: none, the sweep runs here)."""
-    if cluster is None:
-        return None
-
-    return DaskEngine(cluster)
+def _engine(cluster: Any, workers: int | None, size: int) -> Engine:
+    """The engine that runs a sweep: on ``cluster``, or this machine's compile workers and GPU
+    (which start at once in the session's pool, importing TileLang while the rest is set up)."""
+    return LocalEngine(workers, warm=size) if cluster is None else DaskEngine(cluster)
 
 
 def _check_options(timeout: Any, workers: Any, db: Any, rebench: Any, resources: Any) -> None:

@@ -14,9 +14,16 @@ anything compiles every benchmark worker is asked for its target and device:
 workers with two different GPU models are refused, because one sweep never
 compares rows measured on different devices.
 
-A worker that disappears while it holds a task is noticed by polling the
-scheduler (``Client.processing``) and reported as :class:`~tilelab.tune.engine.Lost`;
-the driver in :mod:`tilelab.tune.engine` decides what happens next.
+A confirmation of a suspiciously fast timing goes back to the worker that
+made it (a loose restriction: elsewhere when that worker is gone), where the
+config's kernel is still prepared; the interleaved re-benchmark of the top
+configs is one task on one benchmark worker (:mod:`tilelab.tune.dask_tasks`).
+A ``timer`` travels with the benchmark setup, so each benchmark worker keeps
+its own copy for the sweep.
+
+A worker that disappears while it holds a task is noticed from the
+scheduler's events and reported as :class:`~tilelab.tune.engine.Lost`; the
+sweep loop (:mod:`tilelab.tune.runner`) decides what happens next.
 """
 
 from __future__ import annotations
@@ -34,9 +41,17 @@ import cloudpickle
 
 from tilelab._extras import require
 from tilelab.tune.bench import BenchOutcome
-from tilelab.tune.dask_tasks import BenchReply, SweepJob, bench_task, compile_task, probe_task, release
-from tilelab.tune.engine import Benched, Compiled, Event, Lost, drain
-from tilelab.tune.runner import TuneSetupError
+from tilelab.tune.dask_tasks import (
+    BenchReply,
+    RetimeReply,
+    SweepJob,
+    bench_task,
+    compile_task,
+    probe_task,
+    rebench_task,
+    release,
+)
+from tilelab.tune.engine import Benched, Compiled, Event, Lost, Phase, Retimed, TuneSetupError, drain
 from tilelab.tune.sweep import shipped
 
 __all__ = ["BENCH_RESOURCES", "ClusterError", "DaskEngine", "connect"]
@@ -109,6 +124,7 @@ class DaskEngine:
     """The :class:`~tilelab.tune.engine.Engine` of one sweep on a Dask cluster."""
 
     name = "dask"
+    ahead = 2  # compiles queued on the scheduler, so a worker that finishes one starts the next at once
 
     def __init__(self, cluster: Any) -> None:
         self.client, owned = connect(cluster)
@@ -126,6 +142,8 @@ class DaskEngine:
         self._attempts = itertools.count()
         self._polled = 0.0
         self._info: tuple[float, dict] = (0.0, {})
+        self._noted: list[Event] = []  # phases of tasks submitted since the last events()
+        self._benched_on: dict[int, str] = {}  # index -> the worker that timed it last
 
     # -- before the sweep -----------------------------------------------------------------
     def resolve(self, arch: str | None, target: Any) -> tuple[Any, str]:
@@ -173,7 +191,7 @@ class DaskEngine:
             self.client.cancel(futures)
         return answers
 
-    def start(self, sweep: Any) -> None:
+    def start(self, sweep: Any, sweep_id: str, width: int) -> None:
         """Pack what every task of ``sweep`` needs (once; tasks carry it by reference to this job)."""
         args = tuple(shipped(a) for a in sweep.args)
         fixed = {k: shipped(v) for k, v in sweep.fixed.items()}
@@ -183,11 +201,12 @@ class DaskEngine:
             "resources": sweep.resources,
         }  # fmt: skip
         payload = pickle.dumps(compile_setup, protocol=pickle.HIGHEST_PROTOCOL)
-        bench_setup = {**compile_setup, "reference": sweep.reference, "rtol": sweep.rtol, "atol": sweep.atol}
+        bench_setup = {**compile_setup, "reference": sweep.reference, "rtol": sweep.rtol, "atol": sweep.atol,
+                       "timer": sweep.timer, "keep": max(sweep.rebench, 1)}  # fmt: skip
         try:
             bench = cloudpickle.dumps(bench_setup)
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
-            raise ClusterError(f"the reference check cannot be sent to the Dask workers ({exc})") from None
+            raise ClusterError(f"the reference check or timer cannot be sent to the Dask workers ({exc})") from None
         setup = len(payload).to_bytes(4, "big") + payload
         self.job = SweepJob(uuid.uuid4().hex[:16], setup, bench, paths, float(sweep.timeout))
 
@@ -197,6 +216,10 @@ class DaskEngine:
         compilers = self._compilers(workers) or list(workers)
         return sum(workers[a].get("nthreads", 1) for a in compilers) or 1
 
+    def bench_slots(self) -> int:
+        workers = self._workers()
+        return sum(int(w.get("resources", {}).get(self.resource, 0)) for w in workers.values()) or 1
+
     def compile(self, index: int, config: dict) -> None:
         # Strictly (loose restrictions let idle benchmark workers steal compiles); with no compile
         # worker alive now, anywhere. A compile worker lost later loses its tasks, which are resubmitted.
@@ -204,15 +227,44 @@ class DaskEngine:
         key = self._submit("compile", index, config, compile_task, workers=compilers or None)
         if compilers:
             self._restricted[key] = compilers
+        self._noted.append(Phase(index, "compiling", self.name, time.monotonic()))
 
-    def bench(self, index: int, config: dict, best_so_far: float | None = None) -> None:
+    def bench(self, index: int, config: dict, best_so_far: float | None = None, again: bool = False) -> None:
+        if again:  # where it was just timed, its kernel prepared; anywhere when that worker is gone
+            where = self._benched_on.get(index)
+            place = {"workers": [where], "allow_other_workers": True} if where else {}
+            self._submit("bench", index, config, bench_task, None, True, resources={self.resource: 1}, priority=2, **place)
+            return
         self._submit("bench", index, config, bench_task, best_so_far, resources={self.resource: 1}, priority=1)
+        self._noted.append(Phase(index, "benchmarking", "bench", time.monotonic()))
+
+    def rebench(self, configs: dict[int, dict], calls: dict[int, int]) -> None:
+        self._submit("rebench", -1, {}, rebench_task, configs, calls, resources={self.resource: 1}, priority=2, pass_config=False)
 
     def events(self, timeout: float) -> list[Event]:
-        found = [event for future in drain(self._events, timeout) for event in self._read(future)]
+        found, self._noted = self._noted, []
+        found += [event for future in drain(self._events, 0 if found else timeout) for event in self._read(future)]
         if time.monotonic() - self._polled >= _POLL_S:
             found += self._poll_losses()
         return found
+
+    def withdraw(self) -> list[int]:
+        """Cancel the compiles the scheduler has not given to a worker yet."""
+        holding = {key for keys in self.client.processing().values() for key in keys}
+        dropped = [key for key, (stage, _, _) in self._tasks.items() if stage == "compile" and key not in holding]
+        indices = []
+        for key in dropped:
+            _, index, _ = self._tasks.pop(key)
+            self._restricted.pop(key, None)
+            self._current.pop(("compile", index)).cancel()
+            indices.append(index)
+        return indices
+
+    def compiles_done(self) -> None:
+        """Nothing to do: the workers' compile processes stop when the sweep's job is released (close)."""
+
+    def device_state(self) -> dict | None:
+        return None  # the GPUs are the workers'; their clocks are not read from here
 
     def cancel(self) -> None:
         futures = list(self._current.values())
@@ -232,14 +284,15 @@ class DaskEngine:
             self._closing()
 
     # -- helpers ---------------------------------------------------------------------------
-    def _submit(self, stage: str, index: int, config: dict, task: Any, *more: Any, **where: Any) -> str:
+    def _submit(self, stage: str, index: int, config: dict, task: Any, *more: Any, pass_config: bool = True, **where: Any) -> str:
         earlier = self._current.pop((stage, index), None)
         if earlier is not None:
             self._tasks.pop(earlier.key, None)
             self._restricted.pop(earlier.key, None)
             earlier.cancel()
         key = f"tilelab-{stage}-{self.job.digest}-{index}-{next(self._attempts)}"
-        future = self.client.submit(task, self.job, index, config, *more, key=key, pure=False, **where)
+        given = (index, config) if pass_config else ()
+        future = self.client.submit(task, self.job, *given, *more, key=key, pure=False, **where)
         self._current[(stage, index)] = future
         self._tasks[key] = (stage, index, config)
         future.add_done_callback(self._events.put)
@@ -255,7 +308,10 @@ class DaskEngine:
         self._restricted.pop(future.key, None)
         if future.status == "finished":
             reply = future.result()
+            if isinstance(reply, RetimeReply):
+                return [Retimed(reply.found, reply.device)]
             if isinstance(reply, BenchReply):
+                self._benched_on[index] = reply.where
                 return [Benched(index, config, reply.outcome, reply.device)]
             return [Compiled(index, config, reply.status, reply.error, reply.seconds, reply.columns, reply.notes)]
         exc = future.exception() if future.status == "error" else None
@@ -266,6 +322,8 @@ class DaskEngine:
             self.cancel()
             raise TuneSetupError(str(exc))
         error = f"the Dask task failed: {type(exc).__name__}: {exc}"[:300]
+        if stage == "rebench":
+            return [Retimed(None, self.device)]
         if stage == "compile":
             return [Compiled(index, config, "crashed", error, 0.0)]
         return [Benched(index, config, BenchOutcome("run_error", None, error, 0.0), self.device)]

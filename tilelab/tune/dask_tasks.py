@@ -12,7 +12,11 @@ A benchmark runs in the Dask worker itself, one at a time per GPU: bench
 tasks ask for one unit of the worker's ``GPU`` resource (``CPU_BENCH`` for
 CPU-target kernels). Its compile is a kernel-cache hit when the compile ran
 on the same host (or when hosts share ``TILELANG_CACHE_DIR``); elsewhere the
-benchmark compiles the config again.
+benchmark compiles the config again. Each benchmark worker keeps a
+:class:`~tilelab.tune.slot.BenchSlot` per sweep, as the notebook's process does
+locally: the fastest configs stay prepared, so a confirmation
+(``bench_task(..., again=True)``) and the interleaved re-benchmark
+(:func:`rebench_task`) time them again without building or checking them again.
 
 This module is imported on the workers; it is given everything by the client
 through :class:`SweepJob` and keeps, per worker process, only the compile
@@ -29,27 +33,30 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from tilelab.targets import device_label, resolve_target
-from tilelab.tune.bench import bench_config
 from tilelab.tune.build import TensorShape
+from tilelab.tune.engine import TuneSetupError
+from tilelab.tune.noise import Rebenched
 from tilelab.tune.pool import Worker
-from tilelab.tune.runner import TuneSetupError
+from tilelab.tune.slot import BenchInputs, BenchSlot
 from tilelab.tune.worker import read_message, write_message
 
 __all__ = [
     "BenchReply",
     "CompileReply",
+    "RetimeReply",
     "SweepJob",
     "bench_task",
     "compile_processes",
     "compile_task",
     "probe_task",
+    "rebench_task",
     "release",
 ]
 
 _lock = threading.Lock()
 _idle: dict[str, list[Any]] = {}  # compile processes waiting for the next config, by sweep
 _busy: dict[str, set[Any]] = {}  # compile processes compiling now, by sweep (release() kills them too)
-_benches: dict[str, dict[str, Any]] = {}  # kernels rebuilt for benchmarks, by sweep; the newest two kept
+_benches: dict[str, dict[str, Any]] = {}  # kernels rebuilt for benchmarks and their bench slot, by sweep; the newest two kept
 
 
 @dataclass(frozen=True)
@@ -58,7 +65,7 @@ class SweepJob:
 
     digest: str
     setup: bytes  # what a compile process reads first: a 4-byte length, then the pickle the local runner sends
-    bench: bytes  # cloudpickle of the kernel spec, arguments, target and reference check
+    bench: bytes  # cloudpickle of the kernel spec, arguments, target, reference check, timer and kept count
     sys_path: tuple[str, ...]
     timeout: float
 
@@ -75,6 +82,13 @@ class CompileReply:
 @dataclass(frozen=True)
 class BenchReply:
     outcome: Any  # a tilelab.tune.bench.BenchOutcome (without its kernel)
+    device: str
+    where: str = ""  # the worker's address: a confirmation goes back to it
+
+
+@dataclass(frozen=True)
+class RetimeReply:
+    found: Rebenched | None
     device: str
 
 
@@ -143,9 +157,11 @@ def release(digest: str) -> int:
     """Stop this worker's compile processes of one sweep (idle or compiling); how many were stopped."""
     with _lock:
         processes = [*_idle.pop(digest, []), *_busy.pop(digest, set())]
-        _benches.pop(digest, None)
+        setup = _benches.pop(digest, None)
     for process in processes:
         process.stop()
+    if setup is not None:
+        setup["slot"].release()
     return len(processes)
 
 
@@ -156,15 +172,28 @@ def compile_processes() -> int:
 
 
 # -- benchmarks ----------------------------------------------------------------------------
-def bench_task(job: SweepJob, index: int, config: dict, best_so_far: float | None = None) -> BenchReply:
-    """Benchmark one compiled config on this worker's device (a kernel-cache hit after a compile on this host)."""
-
+def bench_task(job: SweepJob, index: int, config: dict, best_so_far: float | None = None, again: bool = False) -> BenchReply:
+    """Benchmark one compiled config on this worker's device (a kernel-cache hit after a compile on this host);
+    ``again``: time it once more (its kernel kept from the first timing when this worker made it)."""
     setup = _bench_setup(job)
-    outcome = bench_config(
-        setup["kernel"], setup["args"], {**setup["fixed"], **config}, setup["choice"],
-        setup["reference"], setup["rtol"], setup["atol"], best_so_far=best_so_far,
-    )  # fmt: skip
-    return BenchReply(replace(outcome, kernel=None), setup["device"])
+    slot = setup["slot"]
+    outcome = slot.again(index, config) if again else slot.bench(index, config, best_so_far)
+    return BenchReply(replace(outcome, kernel=None), setup["device"], _address())
+
+
+def rebench_task(job: SweepJob, configs: dict[int, dict], calls: dict[int, int]) -> RetimeReply:
+    """Time the top configs again on this worker's device, interleaved (:meth:`BenchSlot.retime`)."""
+    setup = _bench_setup(job)
+    return RetimeReply(setup["slot"].retime(configs, calls), setup["device"])
+
+
+def _address() -> str:
+    from distributed import get_worker
+
+    try:
+        return get_worker().address
+    except ValueError:  # called outside a Dask worker
+        return ""
 
 
 def _bench_setup(job: SweepJob) -> dict[str, Any]:
@@ -182,6 +211,8 @@ def _bench_setup(job: SweepJob) -> dict[str, Any]:
     setup["args"] = tuple(_materialised(a, choice) for a in setup["args"])
     setup["fixed"] = {k: _materialised(v, choice) for k, v in setup["fixed"].items()}
     setup["device"] = device_name(choice)
+    setup["slot"] = BenchSlot(BenchInputs(setup["kernel"], setup["args"], setup["fixed"], choice, setup["reference"],
+                                          setup["rtol"], setup["atol"], setup.get("timer"), setup.get("keep", 3)))  # fmt: skip
     with _lock:
         for digest in list(_benches)[:-1]:
             del _benches[digest]

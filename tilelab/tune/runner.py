@@ -1,247 +1,253 @@
-"""The sweep runner: compile configs in worker processes, benchmark them in the parent.
+"""The sweep loop: one state machine for every engine, from the first config to the verdict.
 
-Why processes. Threads overlap TileLang compiles well (lowering releases the
-GIL, nvcc is a subprocess), but a config whose elaboration or lowering hangs
-or crashes would take the notebook's kernel with it, and a thread cannot be
-killed. Each worker is a fresh interpreter (``python -m tilelab.tune.worker``,
-the "spawn" model: never ``fork`` after torch and tilelang are imported) that
-imports tilelang once and compiles one config at a time; a config past its
-``timeout`` gets its worker killed and replaced, and becomes a ``timeout`` row.
-Workers are plain subprocesses speaking pickles over pipes rather than a
-``multiprocessing`` pool: a pool cannot kill one hung task, and spawning would
-re-import a script's ``__main__``. They run in their own session, so a
-terminal's Ctrl-C reaches only the parent, which then kills them.
+:func:`run_sweep` drives an :class:`~tilelab.tune.engine.Engine`
+(:class:`~tilelab.tune.local_engine.LocalEngine` by default: compile
+processes from the session's pool, benchmarks in this process; or
+:class:`~tilelab.tune.dask_engine.DaskEngine`) and owns everything a row
+means, once for both:
 
-Why benchmark in the parent. A worker's compile fills TileLang's kernel cache
-(keyed on the elaborated TIR, target and pass configs); the parent compiles
-the same config again through :func:`tilelab.tune.build.build` and hits the
-cache: 3 ms for a CPU kernel (measured, against 0.6 s cold) and no nvcc run
-for CUDA. The parent owns the GPU, benchmarks one config at a time (never two
-on one GPU), runs the ``reference`` callable in-process (lambdas welcome) and
-keeps the compiled kernels, so ``best_kernel`` is at hand. On a GPU, benchmarks
-overlap the remaining compiles (workers run at a lower priority, so the parent
-still launches kernels on time); on the CPU they wait until compiles finish so
-that busy workers do not disturb wall-clock timings. The cost: a benchmark
-itself cannot be killed on timeout, and a kernel that faults the GPU faults
-the notebook, as it would if run by hand.
-
-Workers come from the session's pool (:mod:`tilelab.tune.pool`): a second
-sweep in the same process finds them running, with TileLang imported, and only
-sends its setup. When a sweep has no more to compile its idle workers go back
-to the pool; workers still compiling at an interrupt are killed.
-
-Every config that compiles is stored at once as a ``compiled`` row, which its
-benchmark later replaces: an interrupt (or a crash of the notebook's kernel)
-between compile and benchmark keeps it, and the next run measures it.
-
-Which configs run, and when, is a feed's business (:mod:`tilelab.tune.search`):
-the grid hands out its list as fast as workers take it; a search asks its
-study for a batch and learns from every finished row. When the last config is
-done, the top ``rebench`` configs are benchmarked again, interleaved, with no
-compile running (parallel warm-up noise can pick the wrong config), and the
-best is chosen on that re-benchmark (:mod:`tilelab.tune.slot`). A wall-clock
-budget (``deadline``) stops new configs from starting; those already compiling
-finish. Every phase of every config is recorded in the result's timeline
-(:mod:`tilelab.tune.timeline`).
+- Which configs run, and when, is a feed's business (:mod:`tilelab.tune.search`):
+  the grid hands out its list as fast as the engine takes it; a search asks its
+  study for a batch and learns from every finished row.
+- Every config that compiles is stored at once as a ``compiled`` row, which its
+  benchmark later replaces: an interrupt (or a crash of the notebook's kernel)
+  between compile and benchmark keeps it, and the next run measures it.
+- On a GPU, benchmarks overlap the remaining compiles; on the CPU they wait
+  until no compile runs, so that busy workers do not disturb wall-clock timings.
+- Pruning: with ``prune``, a benchmark stops after its probe calls when they are
+  over twice the best so far (a ``pruned`` row).
+- A timing that beats the best so far by more than the noise (its noise band's
+  upper end below the best's lower end, :func:`tilelab.tune.noise.suspicious`)
+  is timed once more (``confirming``, where it was just timed) before it can
+  become the best: the row keeps the slower of the two and the first in
+  ``first_ms``. A parallel warm-up, a clock boost or a lucky cache can make one
+  timing fast; two in a row are much less likely.
+- When the last config is done, the top ``rebench`` configs are timed again,
+  interleaved on one device with no compile running (parallel warm-up noise can
+  pick the wrong config), and the best is chosen on that; the verdict says by how
+  much, or that the top configs are tied (:mod:`tilelab.tune.noise`).
+- A wall-clock budget (``deadline``) stops new configs from starting; configs
+  submitted but not started are dropped, those already compiling finish.
+- A task whose worker was lost (a cluster) becomes a ``worker_lost`` row and is
+  submitted once more; lost again, the row stays.
+- Every phase of every config is recorded in the result's timeline
+  (:mod:`tilelab.tune.timeline`): the loop's own (``compiled``, ``confirming``,
+  ``rebenchmarking``) and those only the engine sees (:class:`~tilelab.tune.engine.Phase`).
+- A ``KeyboardInterrupt`` (Ctrl-C, a notebook interrupt) cancels the engine's
+  tasks; finished rows stay, and configs compiled but not benchmarked are
+  ``compiled`` rows.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
-from multiprocessing.connection import wait
 from typing import Any
 
-from tilelab.tune.gpu_state import gpu_state
-from tilelab.tune.pool import Worker, session_pool
+from tilelab.tune.bench import BenchOutcome
+from tilelab.tune.engine import Benched, Compiled, Engine, Lost, Phase, Retimed, TuneSetupError, Workers
+from tilelab.tune.local_engine import LocalEngine, worker_count
+from tilelab.tune.noise import Rebenched, suspicious
 from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
 from tilelab.tune.search import GridFeed, Job
-from tilelab.tune.slot import BenchSlot
+from tilelab.tune.slot import confirmed, rebench_calls, timing_fields
 from tilelab.tune.space import mistyped
-from tilelab.tune.sweep import Sweep, setup_message
+from tilelab.tune.sweep import Sweep
 from tilelab.tune.timeline import Timeline
-from tilelab.tune.worker import read_message
 
 __all__ = ["Sweep", "TuneSetupError", "run_sweep", "worker_count"]
 
-
-class TuneSetupError(RuntimeError):
-    """The compile workers could not start or could not rebuild the kernel."""
+_POLL_S = 0.5
 
 
-class _Run:
+class _Loop:
     """The state of one running sweep (one instance per :func:`run_sweep` call)."""
 
-    def __init__(self, sweep: Sweep, result: TuneResult, feed: Any, write: Callable) -> None:
-        self.sweep, self.result, self.write, self.feed = sweep, result, write, feed
-        self.pending: deque[Job] = deque()  # taken from the feed, not yet sent to a worker
+    def __init__(self, engine: Engine, sweep: Sweep, result: TuneResult, feed: Any, write: Callable) -> None:
+        self.engine, self.sweep, self.result, self.feed, self.write = engine, sweep, result, feed, write
         self.jobs: dict[int, Job] = {}  # index -> its job, for the row's trial number
-        self.bench_queue: deque[tuple[int, dict, float, dict]] = deque()  # compiled and stored, to benchmark
-        self.benching: tuple[int, dict, float, dict] | None = None
-        self.workers: list[Worker] = []
-        self.started = sweep.started
+        self.compiling: dict[int, dict] = {}  # index -> config, submitted to compile
+        self.compiled: dict[int, tuple[dict, float, dict]] = {}  # stored as compiled, benchmark not done: config, compile_s, columns
+        self.held: deque[int] = deque()  # CPU target: benchmarks wait until no compile runs
+        self.to_bench: deque[int] = deque()  # ready to benchmark, waiting for the engine's bench slots
+        self.benching: set[int] = set()  # submitted to the engine's bench slots
+        self.first: dict[int, BenchOutcome] = {}  # a suspiciously fast first timing, being confirmed
+        self.losses: set[tuple[int, str]] = set()
         self.timeline = result.timeline_record = Timeline(sweep.started)
-        self.slot = BenchSlot(sweep, self.timeline)
-        self.size = max(1, min(worker_count(sweep.workers), feed.width))
-        self.setup = setup_message(sweep, result.id)
+        self.budget_spent = self.done_compiling = False
 
-    def loop(self) -> None:
-        self._start_workers()
-        if self.sweep.choice.runnable:
-            import tilelang  # noqa: F401  (while the workers start: the parent compiles from cache later)
-        while self._more_to_compile() or self.bench_queue or any(w.job for w in self.workers):
-            self._dispatch()
-            compiling = self._more_to_compile(now=True) or any(w.job for w in self.workers)
-            may_bench = bool(self.bench_queue) and (self.sweep.choice.is_cuda or not compiling)
-            streams = {w.proc.stdout: w for w in self.workers}
-            for stream in wait(list(streams), timeout=0 if may_bench else self._wait_time()):
-                self._receive(streams[stream])
-            self._expire()
-            if may_bench:
-                for index, *_ in list(self.bench_queue)[1:]:  # the first starts now; the rest wait for the slot
-                    if self.timeline.phase_of(index) == "compiled":
-                        self.timeline.enter(index, "waiting")
-                self._bench(*self.bench_queue.popleft())
+    # -- the loop ----------------------------------------------------------------------------
+    def run(self) -> None:
+        self.engine.start(self.sweep, self.result.id, self.feed.width)
+        self.result.gpu_state["start"] = self.engine.device_state()
+        self.timeline.workers = max(1, self.engine.slots())
+        while self._more_to_compile() or self.compiling or self.compiled:
+            self._take()
+            if not self.sweep.choice.is_cuda and not self.compiling and not self._more_to_compile(now=True):
+                self.to_bench.extend(self.held)
+                self.held.clear()
+            self._submit_benches()
+            if not self.compiling and not self._more_to_compile():
+                self._compiles_done()
+            for event in self.engine.events(_POLL_S):
+                self._handle(event)
+        self._compiles_done()
 
-    def _start_workers(self) -> None:
-        """Take warm workers from the session's pool, start the rest, and send every one this sweep's setup."""
-        pooled, missing = session_pool().take(self.size)
-        self.workers = [*pooled, *(Worker() for _ in range(missing))]
-        for number, worker in enumerate(self.workers, 1):
-            worker.lane = f"worker {number}"
-            worker.load(self.setup)
-        # Started by this tune() call (tune() warms the pool first thing): their start is this sweep's cost.
-        self.cold = {w for w in self.workers if w.spawned >= self.sweep.started}
-        self.timeline.workers = self.size
-        self.timeline.warm_workers, self.timeline.cold_workers = len(self.workers) - len(self.cold), len(self.cold)
+    def _take(self) -> None:
+        room = self.engine.ahead * max(1, self.engine.slots()) - len(self.compiling)
+        if room <= 0 or self._out_of_time():
+            return
+        for job in self.feed.take(room):
+            self.jobs[job.index] = job
+            self.compiling[job.index] = job.config
+            self.engine.compile(job.index, job.config)
 
     def _out_of_time(self) -> bool:
         """Whether the wall-clock budget is spent; the first time, the configs not started are dropped."""
         deadline = self.sweep.deadline
         if deadline is None or time.monotonic() < deadline:
             return False
-        if not self.result.budget_reached and (self.pending or not self.feed.exhausted()):
-            self.result.budget_reached = True  # only when configs were left: a budget nothing hit was not reached
-            for job in self.pending:
-                self.timeline.leave(job.index)
-            self.pending.clear()
+        if not self.budget_spent:
+            self.budget_spent = True
+            dropped = self.engine.withdraw()
+            for index in dropped:
+                self.compiling.pop(index, None)
+                self.timeline.leave(index)
+            # Only when configs were left: a budget nothing hit was not reached.
+            self.result.budget_reached = bool(dropped) or not self.feed.exhausted()
         return True
 
     def _more_to_compile(self, now: bool = False) -> bool:
-        """Configs waiting for a worker, or still to come from the feed (``now``: ready to come at once)."""
+        """Configs still to come from the feed (``now``: ready to come at once), within the budget."""
         if self._out_of_time():
             return False
-        return bool(self.pending) or (self.feed.has_ready() if now else not self.feed.exhausted())
+        return self.feed.has_ready() if now else not self.feed.exhausted()
 
-    def _dispatch(self) -> None:
-        idle = [w for w in self.workers if w.ready and w.job is None]
-        if idle and len(self.pending) < len(idle) and not self._out_of_time():
-            for job in self.feed.take(len(idle) - len(self.pending)):
-                self.jobs[job.index] = job
-                self.pending.append(job)
-                self.timeline.enter(job.index, "queued")
-        for worker in idle:
-            if self.pending:
-                job = self.pending.popleft()
-                worker.send(job.index, job.config)
-                self.timeline.enter(job.index, "compiling", lane=worker.lane)
-            elif not self._more_to_compile():
-                self.workers.remove(worker)
-                session_pool().give_back([worker])  # no more work: back to the pool, warm for the next sweep
+    def _compiles_done(self) -> None:
+        if not self.done_compiling:
+            self.done_compiling = True
+            self.engine.compiles_done()
 
-    def _wait_time(self) -> float:
-        deadlines = [w.job[2] + self.sweep.timeout - time.monotonic() for w in self.workers if w.job]
-        return max(0.0, min(deadlines, default=1.0))
+    def _handle(self, event: Any) -> None:
+        if isinstance(event, Phase):
+            if event.index in self.compiling or event.index in self.compiled:  # not for a config dropped since
+                self.timeline.enter(event.index, event.phase, at=event.at, lane=event.lane)
+        elif isinstance(event, Workers):
+            self.timeline.started_workers(event.warm, event.cold, event.cold_start_s)
+        elif isinstance(event, Compiled):
+            self._compiled(event)
+        elif isinstance(event, Benched):
+            self._benched(event)
+        elif isinstance(event, Lost):
+            self._lost(event)
 
-    def _receive(self, worker: Worker) -> None:
-        try:
-            message = read_message(worker.proc.stdout)
-        except EOFError:
-            self._died(worker)
-            return
-        if message[0] == "alive":
-            worker.alive(message[3])
-            if worker in self.cold:
-                self.timeline.cold_start_s = max(self.timeline.cold_start_s or 0.0, worker.alive_s)
-        elif message[0] in ("ready", "setup_failed") and message[-1] != self.result.id:
-            return  # the answer to an earlier sweep's setup, never read before the worker was pooled
-        elif message[0] == "ready":
-            worker.ready = True
-        elif message[0] == "setup_failed":
-            raise TuneSetupError(f"compile workers could not rebuild the kernel: {message[1]}")
-        else:
-            self._compiled(worker, *message[1:])
-
-    def _compiled(self, worker: Worker, index: int, status: str, error: Any, seconds: float, columns: dict, notes: list) -> None:
-        _, config, sent = worker.job
-        worker.job = None
+    # -- compiles --------------------------------------------------------------------------------
+    def _compiled(self, event: Compiled) -> None:
+        if self.compiling.pop(event.index, None) is None:
+            return  # a task given up for lost (or dropped by the budget) that finished after all
         self.result.compiled += 1
-        for note in notes:
+        for note in event.notes:
             self.result.note(note)
-        ended = min(time.monotonic(), sent + seconds)  # the worker's own clock: the parent may have been benchmarking
-        if status == "ok" and self.sweep.choice.runnable:
-            self.timeline.enter(index, "compiled", at=ended)
+        index, config, seconds, columns = event.index, event.config, event.seconds, event.columns
+        if event.status == TuneStatus.OK.value and self.sweep.choice.runnable:
+            self.timeline.enter(index, "compiled", at=event.ended)
             self.write(self._row(index, config, TuneStatus.COMPILED, compile_s=seconds, **columns))
-            self.bench_queue.append((index, config, seconds, columns))  # only once stored: see keep_compiled()
+            self.compiled[index] = (config, seconds, columns)  # only once stored: see keep_compiled()
+            (self.to_bench if self.sweep.choice.is_cuda else self.held).append(index)
             self._progress()
             return
-        self.timeline.leave(index, at=ended)
-        if status == TuneStatus.COMPILE_ERROR.value:
-            error = self._explained(config, error)
-        self._finish(self._row(index, config, TuneStatus(status), error, compile_s=seconds, **columns))
+        self.timeline.leave(index, at=event.ended)
+        error = self._explained(config, event.error) if event.status == TuneStatus.COMPILE_ERROR.value else event.error
+        self._finish(self._row(index, config, TuneStatus(event.status), error, compile_s=seconds, **columns))
 
     def _explained(self, config: dict, error: str | None) -> str | None:
         wrong = mistyped({**self.sweep.fixed, **config}, self.sweep.int_params)
         return f"{wrong} (the compiler said: {error})" if wrong else error
 
-    def _died(self, worker: Worker) -> None:
-        code, tail = worker.proc.wait(), worker.log_tail()
-        if worker.job is None:
-            raise TuneSetupError(f"a compile worker exited ({code}) before it was ready:\n{tail}")
-        index, config, started = worker.job
-        error = f"compile worker died (exit code {code}){': ' + tail.splitlines()[-1] if tail else ''}"
-        self._replace(worker)
+    # -- benchmarks ------------------------------------------------------------------------------
+    def _submit_benches(self) -> None:
+        """Start benchmarks while the engine has a bench slot free (so pruning sees the best so far), the rest wait."""
+        while self.to_bench and len(self.benching) < max(1, self.engine.bench_slots()):
+            index = self.to_bench.popleft()
+            self.benching.add(index)
+            self._submit_bench(index)
+        for index in self.to_bench:
+            if self.timeline.phase_of(index) == "compiled":
+                self.timeline.enter(index, "waiting")
+
+    def _submit_bench(self, index: int) -> None:
+        best = self.result.best if self.sweep.prune else None
+        self.engine.bench(index, self.compiled[index][0], best.latency_ms if best is not None else None)
+
+    def _benched(self, event: Benched) -> None:
+        if event.index not in self.compiled:
+            return
+        index, outcome = event.index, event.outcome
+        config, compile_s, columns = self.compiled[index]
+        first, first_ms = self.first.pop(index, None), None
+        if event.device is not None and event.device != self.result.device:
+            error = f"benchmarked on {event.device}, not {self.result.device}: one sweep never compares two device models"
+            outcome = BenchOutcome("run_error", None, error, outcome.bench_s)
+        elif first is not None:
+            outcome, first_ms = confirmed(first, outcome)
+        elif self._suspicious(outcome):
+            self.first[index] = outcome
+            self.timeline.enter(index, "confirming", lane="bench")
+            self.engine.bench(index, config, again=True)
+            return
+        del self.compiled[index]
+        self.benching.discard(index)
         self.timeline.leave(index)
-        self._finish(self._row(index, config, TuneStatus.CRASHED, error, compile_s=time.monotonic() - started))
+        self.result.benchmarked += 1
+        fields = timing_fields(self.sweep, config, outcome, first_ms)
+        self._finish(self._row(index, config, TuneStatus(outcome.status), outcome.error, compile_s=compile_s, **fields, **columns))
 
-    def _expire(self) -> None:
-        now = time.monotonic()
-        for worker in list(self.workers):
-            if worker.job and now - worker.job[2] > self.sweep.timeout:
-                index, config, started = worker.job
-                self._replace(worker)
-                self.timeline.leave(index)
-                error = f"compile did not finish within {self.sweep.timeout:g} s; the worker was killed"
-                self._finish(self._row(index, config, TuneStatus.TIMEOUT, error, compile_s=now - started))
+    def _suspicious(self, outcome: BenchOutcome) -> bool:
+        """Whether ``outcome`` beats the best so far by more than the noise (so it is timed once more)."""
+        best = self.result.best
+        if outcome.status != "ok" or outcome.spread is None or best is None:
+            return False
+        return suspicious(outcome.spread.high_ms, best.noise_low_ms)
 
-    def _replace(self, worker: Worker) -> None:
-        worker.stop()
-        self.workers.remove(worker)
-        if self._more_to_compile():
-            fresh = Worker(self.setup)
-            fresh.lane = worker.lane
-            self.cold.add(fresh)
-            self.timeline.cold_workers += 1
-            self.workers.append(fresh)
+    def _lost(self, event: Lost) -> None:
+        busy = self.compiling if event.stage == "compile" else self.compiled
+        if event.stage not in ("compile", "bench") or event.index not in busy:
+            return
+        again = (event.index, event.stage) not in self.losses
+        doing = "compiled" if event.stage == "compile" else "benchmarked"
+        error = f"the worker {event.worker} was lost before this config was {doing}"
+        compile_s = self.compiled[event.index][1] if event.stage == "bench" else None
+        row = self._row(event.index, event.config, TuneStatus.WORKER_LOST, error + ("; retried on another worker" if again else " twice"), compile_s=compile_s)
+        if not again:
+            busy.pop(event.index)
+            self.benching.discard(event.index)
+            self.first.pop(event.index, None)
+            self.timeline.leave(event.index)
+            self._finish(row)
+            return
+        self.losses.add((event.index, event.stage))
+        self.write(row)  # shown and stored until the retry's row replaces it; the feed hears only the final row
+        self.result.add(row)
+        self._progress()
+        for callback in self.sweep.on_row:
+            callback(row)
+        if event.stage == "compile":
+            self.engine.compile(event.index, event.config)
+        elif event.index in self.first:
+            self.engine.bench(event.index, event.config, again=True)
+        else:
+            self._submit_bench(event.index)
 
+    # -- rows ------------------------------------------------------------------------------------
     def _row(self, index: int, config: dict, status: TuneStatus, error: str | None = None, **fields: Any) -> TuneRow:
         """A row of this run: its trial number, who chose it and when it finished."""
         job = self.jobs.get(index)
         return TuneRow(
             index, config, status, error, device=self.result.device, trial=job.trial if job else None,
-            chosen_by=job.chosen_by if job else None, elapsed_s=time.monotonic() - self.started, **fields,
+            chosen_by=job.chosen_by if job else None, elapsed_s=time.monotonic() - self.sweep.started, **fields,
         )  # fmt: skip
-
-    def _bench(self, index: int, config: dict, compile_s: float, columns: dict) -> None:
-        self.benching = (index, config, compile_s, columns)
-        outcome, first_ms = self.slot.bench(index, config, self.result.best)
-        self.timeline.leave(index)
-        self.result.benchmarked += 1
-        fields = self.slot.fields(config, outcome, first_ms)
-        self._finish(self._row(index, config, TuneStatus(outcome.status), outcome.error, compile_s=compile_s, **fields, **columns))
 
     def _finish(self, row: TuneRow) -> None:
         self.write(row)
@@ -251,82 +257,88 @@ class _Run:
         for callback in self.sweep.on_row:
             callback(row)
 
-    def rebench(self) -> None:
-        """Benchmark the top configs again, interleaved; their times become ``rebench_ms`` and the verdict is kept."""
-        ranked = sorted((r for r in self.result.rows.values() if r.ok and r.latency_ms is not None), key=lambda r: r.latency_ms)
-        top = ranked[: self.sweep.rebench]
-        if len(top) < 2:
-            return
-        found = self.slot.rebench(top)
-        if found is None:
-            return
-        for row in top:
-            if row.index in found.times_ms:
-                self._rebenched(row, found.times_ms[row.index])
-        self.result.verdict = found.verdict
-        self._progress()
-
-    def _rebenched(self, row: TuneRow, rebench_ms: float) -> None:
-        again = replace(row, rebench_ms=rebench_ms)
-        self.result.add(again)
-        if not row.cached:
-            self.write(again)
-
     def _progress(self) -> None:
         for callback in self.sweep.on_progress:
             callback()
 
+    # -- the end ---------------------------------------------------------------------------------
+    def rebench(self) -> None:
+        """Time the top configs again, interleaved; their times become ``rebench_ms`` and the verdict is kept."""
+        ranked = sorted((r for r in self.result.rows.values() if r.ok and r.latency_ms is not None), key=lambda r: r.latency_ms)
+        top = ranked[: self.sweep.rebench]
+        if len(top) < 2:
+            return
+        for row in top:
+            self.timeline.enter(row.index, "rebenchmarking", lane="bench")
+        self.engine.rebench({row.index: row.config for row in top}, rebench_calls(top, self.sweep.choice.is_cuda))
+        found = self._retimed()
+        for row in top:
+            self.timeline.leave(row.index)
+        if found is None:
+            return
+        for row in top:
+            if row.index in found.times_ms:
+                again = replace(row, rebench_ms=found.times_ms[row.index])
+                self.result.add(again)
+                if not row.cached:
+                    self.write(again)
+        self.result.verdict = found.verdict
+        self._progress()
+
+    def _retimed(self) -> Rebenched | None:
+        """The interleaved re-benchmark's times (None when its worker was lost or measured another device)."""
+        while True:
+            for event in self.engine.events(_POLL_S):
+                if isinstance(event, Retimed):
+                    return event.found if event.device in (None, self.result.device) else None
+                if isinstance(event, Lost) and event.stage == "rebench":
+                    self.result.note(f"the worker {event.worker} was lost during the final re-benchmark: no verdict")
+                    return None
+                self._handle(event)
+
     def keep_compiled(self) -> None:
         """After an interrupt: the configs compiled (and stored) but not benchmarked become rows of the result."""
-        for index, config, compile_s, columns in [*filter(None, [self.benching]), *self.bench_queue]:
+        for index, (config, compile_s, columns) in self.compiled.items():
             if index not in self.result.rows:
                 self.result.add(self._row(index, config, TuneStatus.COMPILED, compile_s=compile_s, **columns))
 
-    def close(self, interrupted: bool = False) -> None:
-        """Give the idle workers back to the pool (stop them all after an interrupt) and end the timeline."""
-        if interrupted:
-            for worker in self.workers:
-                worker.stop()
-        else:
-            session_pool().give_back(self.workers)
-        self.workers = []
+    def close(self) -> None:
         self.timeline.close()
         if hasattr(self.feed, "close"):
             self.feed.close()
 
 
-def worker_count(workers: int | None) -> int:
-    """Compile processes for ``workers`` (None: one per available CPU)."""
-    return workers or len(os.sched_getaffinity(0))
-
-
-def run_sweep(sweep: Sweep, result: TuneResult, feed: Any, write: Callable[[TuneRow], None]) -> TuneResult:
-    """Compile and benchmark the configs of ``feed`` into ``result``; ``write`` stores each row.
+def run_sweep(sweep: Sweep, result: TuneResult, feed: Any, write: Callable[[TuneRow], None], engine: Engine | None = None) -> TuneResult:
+    """Compile and benchmark the configs of ``feed`` on ``engine`` into ``result``; ``write`` stores each row.
 
     ``feed`` is a :class:`~tilelab.tune.search.GridFeed` or
     :class:`~tilelab.tune.search.StudyFeed` (a list of (index, config) is taken as a grid).
+    ``engine`` None: a :class:`~tilelab.tune.local_engine.LocalEngine` of ``sweep.workers``
+    workers, closed at the end; an engine given is its creator's to close.
     A ``KeyboardInterrupt`` (Ctrl-C, a notebook interrupt) ends the sweep early:
-    the workers are killed and ``result.partial`` is set; finished rows stay, and
-    configs compiled but not benchmarked are ``compiled`` rows.
+    the engine's tasks are cancelled and ``result.partial`` is set; finished rows
+    stay, and configs compiled but not benchmarked are ``compiled`` rows.
     """
     if isinstance(feed, list):
         feed = GridFeed(feed)
-    run = _Run(sweep, result, feed, write)
+    own = engine is None
+    engine = LocalEngine(sweep.workers) if engine is None else engine
+    loop = _Loop(engine, sweep, result, feed, write)
     result.running = True
-    interrupted = False
-    result.gpu_state = {"start": gpu_state(sweep.choice)}
+    result.gpu_state = {"start": None}
     try:
         if feed.size:
-            run.loop()
-            run.close()  # the compile workers are idle (or gone) before the re-benchmark
+            loop.run()
             if sweep.choice.runnable and sweep.rebench > 0:
-                run.rebench()
+                loop.rebench()
     except KeyboardInterrupt:
-        interrupted = result.partial = True
-        run.keep_compiled()
+        result.partial = True
+        engine.cancel()
+        loop.keep_compiled()
     finally:
-        run.close(interrupted)
-        run.slot.release()
-        result.gpu_state["end"] = gpu_state(sweep.choice)
+        loop.close()
+        result.gpu_state["end"] = engine.device_state()
         result.running = False
+        if own:
+            engine.close()
     return result

@@ -159,12 +159,15 @@ class Timeline:
         )  # fmt: skip
 
     def started_workers(self, warm: int, cold: int, cold_start_s: float | None) -> None:
-        """Count the workers of this sweep: ``warm`` from the pool, ``cold`` started (the slowest took ``cold_start_s``)."""
+        """Count the workers of this sweep: ``warm`` from the pool, ``cold`` started (the slowest took ``cold_start_s``).
+
+        ``workers`` (how many compile at once) is the engine's to say: a worker started to
+        replace one that was killed adds to ``cold_workers``, not to it.
+        """
         self.warm_workers += warm
         self.cold_workers += cold
         if cold_start_s is not None:
             self.cold_start_s = max(self.cold_start_s or 0.0, cold_start_s)
-        self.workers = max(self.workers, self.warm_workers + self.cold_workers)
 
 
 def _fraction(part: float, whole: float) -> float:

@@ -1,0 +1,86 @@
+"""One sweep loop for every engine: the same sweep on this machine's compile workers and on a Dask
+LocalCluster gives the same rows, confirms the same suspiciously fast timing, re-benchmarks the top
+configs interleaved with a verdict, and stops at a wall-clock budget. Real CPU kernels; the timings
+come from a seeded fake timer (tune()'s ``timer`` hook), which travels to the Dask benchmark worker.
+"""
+
+from __future__ import annotations
+
+import pytest
+from tune_kernels import scale_add
+from tune_timers import FlukeTimer
+
+import tilelab
+
+BLOCKS = [0, 32, 64, 128]  # 0 fails to lower
+TRUE_MS = {32: 1.0, 64: 2.0, 128: 1.2}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A Dask LocalCluster with one compile thread and one CPU benchmark worker: configs go in grid order."""
+    import tilelab.cluster
+
+    client = tilelab.cluster.local(gpus=0, compile_threads=1)
+    try:
+        client.wait_for_workers(2, timeout=120)
+        yield client
+    finally:
+        client.shutdown()
+
+
+def _tune(**kwargs):
+    timer = FlukeTimer(TRUE_MS, fluke=64, fast=0.5)  # block 64 is lucky at first: 0.5 ms, truly 2 ms
+    return tilelab.tune(
+        scale_add, block=tilelab.choices(BLOCKS), reference=lambda a, b: 2 * a + b, timer=timer, timeout=60, db=":memory:", **kwargs
+    )
+
+
+@pytest.fixture(scope="module")
+def sweeps(cluster):
+    return {"local": _tune(workers=1), "dask": _tune(cluster=cluster)}
+
+
+def _by_block(result) -> dict:
+    return {row.config["block"]: row for row in result.rows.values()}
+
+
+def test_both_engines_give_the_same_statuses(sweeps):
+    statuses = {name: {block: row.status.value for block, row in _by_block(result).items()} for name, result in sweeps.items()}
+
+    assert statuses["local"] == statuses["dask"] == {0: "compile_error", 32: "ok", 64: "ok", 128: "ok"}
+    assert not sweeps["dask"].partial and sweeps["dask"].device.startswith("cpu: ")
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_both_engines_confirm_a_suspiciously_fast_first_timing(sweeps, engine):
+    result = sweeps[engine]
+    rows = _by_block(result)
+
+    assert rows[64].first_ms == pytest.approx(0.5)  # it beat the best (32: 1 ms) by far more than the noise
+    assert rows[64].latency_ms == pytest.approx(2.0)  # timed again: the slower timing stands
+    assert rows[32].first_ms is None and rows[128].first_ms is None
+    assert rows[64].timing == "timer FlukeTimer"
+    confirming = result.timeline().query("phase == 'confirming'")
+    assert list(confirming["block"]) == [64]
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_both_engines_rebenchmark_the_top_configs_interleaved_and_give_a_verdict(sweeps, engine):
+    result = sweeps[engine]
+    rows = _by_block(result)
+
+    assert {block: rows[block].rebench_ms for block in TRUE_MS} == pytest.approx(TRUE_MS)
+    assert result.best.config == {"block": 32} and result.verdict.best == rows[32].index
+    assert result.verdict_text() == sweeps["local"].verdict_text() == "best by 20 % (± 0 %)"
+    assert len(result.timeline().query("phase == 'rebenchmarking'")) == 3
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_both_engines_stop_at_a_spent_wall_clock_budget(cluster, engine):
+    where = {"workers": 1} if engine == "local" else {"cluster": cluster}
+
+    result = _tune(budget="1ms", **where)  # spent before the first config is taken
+
+    assert result.budget_reached and result.done == 0 and not result.partial
+    assert result.coverage().startswith("budget of 0.001 s reached: no config started after it; 0 of 4 configs")
