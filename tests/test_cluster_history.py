@@ -10,7 +10,7 @@ import pytest
 from tune_kernels import kernel_module
 
 import tilelab
-from tilelab.tune.result import TuneRow, TuneStatus
+from tilelab.tune.result import TRUST_COLUMNS, TuneRow, TuneStatus
 from tilelab.tune.store import SCHEMA_VERSION, RunKey, TuningStore
 from tilelab.tune.store.schema import ADDED_IN_3
 
@@ -84,6 +84,24 @@ def test_a_third_format_postgres_history_gains_the_roofline_column(url):
     assert _sql(url, "SELECT version FROM tilelab_format") == [(SCHEMA_VERSION,)]
     columns = {name for (name,) in _sql(url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'tuning_rows'")}
     assert "roofline_ms" in columns and measured['{"block": 48}'].row.roofline_ms is None
+
+
+def test_a_fifth_format_postgres_history_gains_the_timing_columns_and_the_rows_keep_them(url):
+    timed = TuneRow(0, {"block": 64}, TuneStatus.OK, latency_ms=2.0, repetitions=55, timing="timer FlukeTimer",
+                    noise_low_ms=1.9, noise_high_ms=2.1, first_ms=0.5)  # fmt: skip
+    TuningStore(url).write(KEY, "old-run", TuneRow(0, {"block": 48}, TuneStatus.OK, latency_ms=0.5), "0.1.15", 60.0)
+    for name in TRUST_COLUMNS:  # back to format 5
+        _sql(url, f"ALTER TABLE tuning_rows DROP COLUMN {name}")
+    _sql(url, "UPDATE tilelab_format SET version = 5")
+
+    store = TuningStore(url)
+    store.write(KEY, "new-run", timed, "0.1.15", 60.0)
+    measured = store.measured(KEY)
+
+    assert _sql(url, "SELECT version FROM tilelab_format") == [(SCHEMA_VERSION,)]
+    assert measured['{"block": 48}'].row.timing is None and measured['{"block": 48}'].row.latency_ms == 0.5
+    stored = measured['{"block": 64}'].row
+    assert {name: getattr(stored, name) for name in TRUST_COLUMNS} == {name: getattr(timed, name) for name in TRUST_COLUMNS}
 
 
 def test_a_first_format_postgres_history_gets_its_time_limits_and_crashes_back(url):

@@ -19,7 +19,9 @@ Older formats are migrated in place (:mod:`.migrate`): version 1 (no version
 stored, no ``timeout_s`` column), version 2 (no latency spread, re-benchmark,
 machine-code or search columns), version 3 (no ``roofline_ms``), version 4 (no
 provenance: who served each compile and TileLang's cache key and its components,
-:data:`tilelab.provenance.PROVENANCE_COLUMNS`).
+:data:`tilelab.provenance.PROVENANCE_COLUMNS`), version 5 (no ``timing``,
+``noise_low_ms``, ``noise_high_ms`` or ``first_ms``: how each row was timed,
+:data:`tilelab.tune.row.TRUST_COLUMNS`).
 """
 
 from tilelab.tune.store.history import TuningStore, default_db_path, open_history, tuning_history

@@ -1,6 +1,6 @@
 """What a TileLab tuning history is: the ``tuning_rows`` table, one definition for SQLite and PostgreSQL.
 
-Each format added columns at the end of the table (``ADDED_IN_2`` … ``ADDED_IN_5``),
+Each format added columns at the end of the table (``ADDED_IN_2`` … ``ADDED_IN_6``),
 so a history of any format gains what it lacks in place (:mod:`tilelab.tune.store.migrate`).
 """
 
@@ -15,6 +15,7 @@ __all__ = [
     "ADDED_IN_3",
     "ADDED_IN_4",
     "ADDED_IN_5",
+    "ADDED_IN_6",
     "APPLICATION_ID",
     "ROW_FIELDS",
     "SCHEMA_VERSION",
@@ -25,7 +26,7 @@ __all__ = [
     "tuning_rows",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 APPLICATION_ID = 0x544C4142  # "TLAB": SQLite's application_id of our files, PostgreSQL's advisory lock
 WAY_OUT = "pass db= another file, or db=':memory:' to keep this run's rows in memory only"
 
@@ -53,6 +54,9 @@ ADDED_IN_3 = (
 ADDED_IN_4 = (("roofline_ms", _REAL),)
 # Format 5: who served each compile (TileLang's memory or disk cache, or fresh), its key and the key's components.
 ADDED_IN_5 = tuple((name, Text) for name in PROVENANCE_COLUMNS)
+# Format 6: how a row was timed (tilelab.tune.row.TRUST_COLUMNS): the method, the noise band of its median,
+# and the first timing of a config that was confirmed by a second.
+ADDED_IN_6 = (("timing", Text), ("noise_low_ms", _REAL), ("noise_high_ms", _REAL), ("first_ms", _REAL))
 
 _KEY = ("kernel_name", "kernel_hash", "signature", "target", "device")  # RunKey's fields
 metadata = MetaData()
@@ -67,7 +71,7 @@ tuning_rows = Table(
     Column("error", Text),
     *(Column(name, _REAL) for name in ("latency_ms", "tflops", "gbps", "compile_s", "bench_s")),
     Column("tilelang_version", Text),
-    *(Column(name, kind) for name, kind in (*ADDED_IN_2, *ADDED_IN_3, *ADDED_IN_4, *ADDED_IN_5)),
+    *(Column(name, kind) for name, kind in (*ADDED_IN_2, *ADDED_IN_3, *ADDED_IN_4, *ADDED_IN_5, *ADDED_IN_6)),
     Index("tuning_rows_key", "kernel_hash", "signature", "target", "device", "config_key"),
     Index("tuning_rows_run", "run_id", "config_key"),
     sqlite_autoincrement=True,
@@ -77,7 +81,7 @@ tilelab_format = Table("tilelab_format", metadata, Column("version", Integer, nu
 
 # What a TuneRow gives a row (its status first), and what every write sets.
 ROW_FIELDS = ("status", "error", "latency_ms", "tflops", "gbps", "compile_s", "bench_s",
-              *(name for name, _ in (*ADDED_IN_3, *ADDED_IN_4, *ADDED_IN_5)))  # fmt: skip
+              *(name for name, _ in (*ADDED_IN_3, *ADDED_IN_4, *ADDED_IN_5, *ADDED_IN_6)))  # fmt: skip
 WRITTEN = ("created", *ROW_FIELDS, "tilelang_version", "timeout_s")
 
 
