@@ -7,6 +7,7 @@ from htmlcheck import parse
 
 from tilelab.records import Status
 from tilelab.views import record_view
+from tilelab.views.overview.snapshot import overview_snapshot
 
 MAGIC = "--arch sm_90"
 # The GEMM with its T.gemm misspelled: the cell's Python runs, the kernel fails to elaborate.
@@ -67,7 +68,7 @@ def test_the_source_tab_numbers_the_cell_as_the_editor_does(ip):
 
 def view_overview(record):
     view = record_view(record)
-    return parse(view.core.answer({"id": 1, "type": "overview"})["html"])
+    return parse(overview_snapshot(view.core.answer({"id": 1, "type": "overview"})))  # drawn from what the widget gets
 
 
 def test_a_views_bundle_names_its_widget_and_the_kernel_session_that_made_it(ip):

@@ -185,25 +185,25 @@ def test_a_format_3_estimate_without_operand_dtypes_loads_with_the_fp16_peak(gem
 
 
 def test_the_overview_shows_the_estimate_and_the_percent_of_roofline(gemm_record):
-    from tilelab.views.html import overview_rows
+    from tilelab.views.overview.data import overview_data
 
-    rows = dict(overview_rows(gemm_record.with_latency(0.01)))
+    rows = {row["label"]: row["text"] for row in overview_data(gemm_record.with_latency(0.01))["rows"]}
 
     assert rows["static estimate"].startswith("2.15 GFLOP, 6.29 MB (35.7 MB issued by the blocks), bound: compute")
     assert "on H100 SXM" in rows["static estimate"]
     assert rows["% of roofline"].startswith("22% (measured 0.01 ms)")
-    assert "% of roofline" not in dict(overview_rows(gemm_record))
+    assert "% of roofline" not in [row["label"] for row in overview_data(gemm_record)["rows"]]
 
 
 def test_the_overview_says_why_a_kernel_has_no_estimate(gemm_record):
     from dataclasses import replace
 
-    from tilelab.views.html import overview_rows
+    from tilelab.views.overview.data import overview_data
 
     record = replace(gemm_record, estimate=None, estimate_note="the grid has blockIdx.z = 4 <z>")
-    rows = dict(overview_rows(record))
+    rows = {row["label"]: row["text"] for row in overview_data(record)["rows"]}
 
-    assert rows["static estimate"] == "not available: the grid has blockIdx.z = 4 &lt;z&gt;"
+    assert rows["static estimate"] == "not available: the grid has blockIdx.z = 4 <z>"
 
 
 # -- tuning rows ------------------------------------------------------------------------------------

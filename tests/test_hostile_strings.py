@@ -23,6 +23,7 @@ from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
 from tilelab.tune.space import config_key
 from tilelab.tune.store import RunKey, TuningStore
 from tilelab.views import record_view
+from tilelab.views.overview.snapshot import overview_snapshot
 from tilelab.views.tuning import TuningView
 
 HOSTILE = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "</textarea><svg onload=alert(1)>", "{{7*7}}")
@@ -129,7 +130,7 @@ def test_the_explorer_widgets_html_is_inert():
     view = record_view(hostile_record())
     view.select("Layouts")  # the Layouts tab builds its figure when first shown
 
-    values = [*html_widget_values(view.widget), view.core.answer({"id": 1, "type": "overview"})["html"]]
+    values = [*html_widget_values(view.widget), overview_snapshot(view.core.answer({"id": 1, "type": "overview"}))]
 
     assert values and any(f"gemm{LINE}" in html.unescape(v) for v in values)
     for value in values:

@@ -17,7 +17,8 @@ import tilelab
 from tilelab.provenance import CacheSource, KernelSource, KeyComponents, Provenance
 from tilelab.records import KernelRecord
 from tilelab.views.explorer import ExplorerView
-from tilelab.views.html import overview_html
+from tilelab.views.overview.data import overview_data
+from tilelab.views.overview.snapshot import overview_snapshot
 
 TESTS = Path(__file__).parent
 
@@ -91,7 +92,7 @@ def test_a_format_4_record_still_loads_without_provenance():
     record = KernelRecord.from_json(json.dumps(payload))
 
     assert record.provenance is None
-    assert "miss: compiled now" in overview_html(record)
+    assert "miss: compiled now" in overview_snapshot(overview_data(record))
 
 
 def hostile_provenance() -> Provenance:
@@ -106,7 +107,7 @@ def test_the_overview_shows_the_cache_line_in_the_snapshot_and_the_widget_escape
     view = ExplorerView(record)
 
     snapshot = parse(view.to_html())
-    widget = parse(view.widget.children[0].answer({"id": 1, "type": "overview"})["html"])
+    widget = parse(overview_snapshot(view.widget.children[0].answer({"id": 1, "type": "overview"})))
 
     for tree in (snapshot, widget):
         [line] = tree.find_all("span", data_tilelab="provenance")

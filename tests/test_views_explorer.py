@@ -12,6 +12,7 @@ from sample_records import EVIL, IR_LAYOUT, failed_record, gemm_record, sample_r
 from tilelab.views import record_view, widgets
 from tilelab.views._bundle import WIDGET_MIME
 from tilelab.views.explorer import TABS, ExplorerView
+from tilelab.views.overview.snapshot import overview_snapshot
 from tilelab.views.widgets import ExplorerWidget
 
 WIDGET_SOURCES = Path(__file__).parents[1] / "src" / "widgets"
@@ -70,7 +71,7 @@ def test_the_kernel_answers_the_browsers_requests_with_their_id():
 
     assert (diff["id"], diff["type"], diff["after"]) == (7, "diff", IR_LAYOUT)
     assert source["id"] == 8 and len(source["panes"]) == 2
-    assert "data-tilelab='overview'" in overview["html"]
+    assert overview["rows"][0] == {"label": "kernel", "text": "gemm", "kind": "", "note": ""}
 
 
 def test_a_bad_request_gets_one_line_back_not_a_traceback():
@@ -126,7 +127,7 @@ def test_a_hostile_kernel_name_and_comments_render_inert():
     view = ExplorerView(record)
 
     tree = parse(view.to_html())
-    overview = parse(view.core.answer({"id": 1, "type": "overview"})["html"])
+    overview = parse(overview_snapshot(view.core.answer({"id": 1, "type": "overview"})))
 
     assert not tree.find_all("img") and not overview.find_all("img")
     assert not tree.find_all("script")

@@ -1,7 +1,7 @@
 /**
  * The Explorer's shell: a title, a tab bar (arrow keys move between tabs) and
  * each tab's view, built the first time the tab is shown. Tab kinds:
- * "html" (the kernel's escaped snapshot HTML), "passes", "linked" (two linked
+ * "overview" (`overview.ts`), "html" (escaped snapshot HTML), "passes", "linked" (two linked
  * code panes: the Source tab, or a machine-code tab answering its own request
  * with the same reply shape, see `linked.ts`), "machine" (resources, instruction
  * classes and SASS/PTX linked to the CUDA, see `machine.ts`), "external" (a
@@ -12,13 +12,14 @@ import { Channel } from './channel';
 import { h, keepKeys, linkLines, message, trustedHtml } from './dom';
 import { LinkedTab } from './source';
 import { MachineTab } from './machine';
+import { OverviewTab } from './overview';
 import { IModel, save, watch } from './model';
 import { PassesTab } from './passes';
 
 interface ITabSpec {
   id: string;
   title: string;
-  kind: 'html' | 'passes' | 'linked' | 'machine' | 'external';
+  kind: 'html' | 'overview' | 'passes' | 'linked' | 'machine' | 'external';
   request?: string;
   /** "linked" tabs: the synced trait of the selected left-hand line, the words for the two sides, a third pane. */
   selection?: string;
@@ -48,6 +49,10 @@ function tabView(spec: ITabSpec, model: IModel, channel: Channel): ITabView {
   switch (spec.kind) {
     case 'html':
       return htmlTab(channel, spec.request ?? spec.id);
+    case 'overview': {
+      const tab = new OverviewTab(channel, spec.request ?? spec.id);
+      return { node: tab.node, dispose: () => tab.dispose() };
+    }
     case 'passes': {
       const tab = new PassesTab(model, channel);
       return { node: tab.node, dispose: () => tab.dispose() };

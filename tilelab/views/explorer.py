@@ -14,11 +14,13 @@ from typing import Any
 from tilelab.records import KernelRecord
 from tilelab.registry import default_registry
 from tilelab.views._bundle import BundleView
-from tilelab.views.html import BOX, details, escape, overview_html
+from tilelab.views.html import BOX, details, escape
 from tilelab.views.layout_html import layouts_html
 from tilelab.views.layout_view import LayoutsWidget
 from tilelab.views.machine.data import MachineData, machine_data, machine_texts
 from tilelab.views.machine.snapshot import machine_snapshot
+from tilelab.views.overview.data import overview_data
+from tilelab.views.overview.snapshot import overview_snapshot
 from tilelab.views.passes.data import PassesData, passes_data, passes_texts
 from tilelab.views.passes.snapshot import passes_snapshot, passes_title
 from tilelab.views.profile import profile_html
@@ -29,7 +31,7 @@ __all__ = ["PROFILE_TAB", "TABS", "ExplorerView", "explorer_html"]
 
 TABS = ("Overview", "Passes", "Source", "Layouts", "Machine code")
 _TAB_SPECS = (
-    {"id": "overview", "title": "Overview", "kind": "html", "request": "overview"},
+    {"id": "overview", "title": "Overview", "kind": "overview", "request": "overview"},
     {"id": "passes", "title": "Passes", "kind": "passes"},
     {"id": "source", "title": "Source", "kind": "linked", "request": "source"},
     {"id": "layouts", "title": "Layouts", "kind": "external"},
@@ -111,7 +113,7 @@ class ExplorerView(BundleView):
         passes, summary = PassesData(record.passes), passes_data(record)
         machine = MachineData(lambda: _newest(record))
         handlers = {
-            "overview": lambda _content: {"html": _overview_with_machine_code(record)},
+            "overview": lambda _content: overview_data(_newest(record)),  # its machine code arrives in the background
             "diff": passes.diff,
             "ir": passes.ir,
             "search": passes.search,
@@ -189,7 +191,7 @@ def explorer_html(record: KernelRecord) -> str:
     return (
         f"<div class='tilelab-explorer' data-tilelab='explorer' data-record-id='{escape(record.id)}' style='{BOX}'>"
         f"<div style='font-weight:600;font-size:14px'>{escape(head)}</div>"
-        + details("Overview", overview_html(record), open_=True, attrs=" data-section='overview'")
+        + details("Overview", overview_snapshot(overview_data(record)), open_=True, attrs=" data-section='overview'")
         + _passes_section(record)
         + details("Source", source_snapshot(source_data(record)), attrs=" data-section='source'")
         + details(f"Layouts ({len(record.layouts)})", layouts_html(record), attrs=" data-section='layouts'")
@@ -223,10 +225,3 @@ def _newest(record: KernelRecord) -> KernelRecord:
         return default_registry().get(record.id)
     except KeyError:
         return record  # a record shown without the magic (tilelab.explore) is not in the registry
-
-
-def _overview_with_machine_code(record: KernelRecord) -> str:
-    """The live Overview: the newest version of the record (its machine code arrives in the background)."""
-
-    record = _newest(record)
-    return overview_html(record) + _machine_section(record)

@@ -1,0 +1,62 @@
+"""The Overview tab's data model: the snapshot is drawn from the tab's JSON alone, and the widget receives that JSON."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from htmlcheck import parse
+from sample_records import EVIL, failed_record, sample_record
+from tabdata import as_sent, quickstart_record, reads_records
+
+import tilelab
+from tilelab.records import ErrorRecord
+from tilelab.views.explorer import ExplorerView
+from tilelab.views.overview.data import overview_data
+from tilelab.views.overview.snapshot import overview_snapshot
+
+OPEN_SECTION = "<details open data-section='overview' style='margin:6px 0'><summary style='cursor:pointer;font-weight:600'>Overview</summary><div style='margin:4px 0 4px 12px'>"
+
+
+def test_the_overview_snapshot_is_drawn_from_the_tabs_json_alone():
+    record = quickstart_record()
+    data = overview_data(record)
+
+    drawn = overview_snapshot(as_sent(data))
+
+    assert as_sent(data) == data
+    assert f"{OPEN_SECTION}{drawn}</div></details>" in tilelab.to_html(record)
+    assert not reads_records("views/overview/snapshot.py")
+
+
+def test_the_widget_receives_the_same_overview_data():
+    record = quickstart_record()
+
+    reply = ExplorerView(record).core.answer({"id": 3, "type": "overview"})
+
+    assert (reply.pop("id"), reply.pop("type")) == (3, "overview")
+    assert reply == overview_data(record)
+
+
+def test_the_overview_rows_are_plain_text_and_say_how_they_read():
+    rows = {row["label"]: row for row in overview_data(quickstart_record())["rows"]}
+
+    assert (rows["target"]["text"], rows["target"]["note"]) == ("sm_90", '{"arch": "sm_90", "kind": "cuda"}')
+    assert rows["cache"]["kind"] == "provenance" and rows["cache"]["text"].startswith("compiled fresh in 0.59 s · key")
+    assert rows["resources"]["text"].startswith("240 registers/thread, 0 B spilled")
+    assert rows["passes"]["text"] == "85 (36 changed the IR)"
+
+
+def test_a_failed_compiles_error_names_its_place_and_the_cell_line_the_live_view_links():
+    in_file = overview_data(failed_record())["error"]
+    in_cell = overview_data(replace(failed_record(), error=ErrorRecord("lower", f"bad {EVIL}", "<tilelang-cell-3>", 7)))["error"]
+
+    assert (in_file["title"], in_file["place"], in_file["line"], in_file["link"]) == ("lower error", "<cell>", 7, False)
+    assert (in_cell["place"], in_cell["link"]) == ("this cell", True)
+    (link,) = parse(overview_snapshot(overview_data(replace(failed_record(), error=ErrorRecord("lower", EVIL, "<tilelang-cell-3>", 7))))).find_all(data_tilelab_line="7")
+    assert link.all_text() == "line 7"
+
+
+def test_an_error_without_a_line_in_the_cell_names_no_place():
+    error = overview_data(replace(sample_record(), error=ErrorRecord("elaborate", "no", "<tilelang-cell-1>", None)))["error"]
+
+    assert error["place"] is None and error["log"] == ""
