@@ -187,11 +187,17 @@ def test_an_interrupt_kills_a_hung_compile_and_leaves_only_idle_workers_in_the_p
 
 
 def _compile_workers() -> list[int]:
-    """This process's compile worker processes still alive."""
+    """This process's compile worker processes still alive: spawned, or forked by its zygote."""
+    pids = _children(os.getpid())
+    forked = [child for pid in pids if b"tilelab.tune.zygote" in _cmdline(pid) for child in _children(pid)]
+    return [pid for pid in pids if b"tilelab.tune.worker" in _cmdline(pid)] + forked
+
+
+def _children(parent: int) -> list[int]:
     pids = []
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+    for task in Path(f"/proc/{parent}/task").iterdir():
         pids += [int(p) for p in (task / "children").read_text().split()]
-    return [pid for pid in pids if b"tilelab.tune.worker" in _cmdline(pid)]
+    return pids
 
 
 def _cmdline(pid: int) -> bytes:

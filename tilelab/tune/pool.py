@@ -1,19 +1,23 @@
 """Compile worker processes, and the session's pool of them kept warm between sweeps.
 
-A worker (``python -m tilelab.tune.worker``) imports TileLang once, which is
-most of its start-up cost (seconds), then serves sweeps: each sweep sends it a
+A worker imports TileLang once, which is most of its start-up cost (seconds,
+and ~9 s for sixteen at once on a 16-core host), then serves sweeps: each sweep sends it a
 setup (the kernel, its arguments, the target) and then one config at a time.
 The :class:`Pool` keeps idle workers between sweeps, so a second sweep in the
 same process sends its first config as soon as the worker has loaded the
-kernel, with no interpreter or TileLang import in between. The pool is started
-ahead by ``%load_ext tilelab`` (in a Jupyter kernel) and by the first
-``tune()``; it is bounded (:func:`pool_limit`: one worker per CPU, or
+kernel, with no interpreter or TileLang import in between. Workers are forked,
+TileLang imported, from a zygote process (:mod:`tilelab.tune.zygote`) that pays
+for the import once; where it cannot serve they are spawned as ``python -m
+tilelab.tune.worker`` (:mod:`tilelab.tune.processes`). The pool, and its
+zygote, are started ahead by ``%load_ext tilelab`` (in a Jupyter kernel) and by
+the first ``tune()``; it is bounded (:func:`pool_limit`: one worker per CPU, or
 ``$TILELAB_POOL_MAX``) and its workers are killed when the interpreter exits
 (and exit by themselves within a second if the notebook's kernel dies).
 
 A worker is reused only under the environment it was started with, as far
-as compiles can tell (:data:`_COMPILE_ENV`: TileLang's and TVM's variables such
-as ``TILELANG_CACHE_DIR``, CUDA's, the paths; they are read at import). A worker that was compiling when its sweep ended early (an interrupt,
+as compiles can tell (:func:`~tilelab.tune.processes.compile_env`: TileLang's and TVM's variables such
+as ``TILELANG_CACHE_DIR``, CUDA's, the paths; they are read at import), and so
+is the zygote that forks it. A worker that was compiling when its sweep ended early (an interrupt,
 a timeout) is killed, never pooled, and so is one that has compiled
 :data:`RECYCLE_AFTER` configs (TileLang keeps what it compiled in memory).
 """
@@ -23,35 +27,17 @@ from __future__ import annotations
 import atexit
 import io
 import os
-import re
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from functools import cache
-from pathlib import Path
 
+from tilelab.tune.processes import compile_env, start_worker, worker_environment, zygote_for
 from tilelab.tune.worker import write_message
 
 __all__ = ["RECYCLE_AFTER", "Pool", "Worker", "pool_limit", "session_pool"]
 
 RECYCLE_AFTER = 256  # configs a worker compiles before the pool lets it go
-
-
-_COMPILE_ENV = re.compile(r"^(TILELANG_|TILELAB_|TVM_|CUDA|NVCC|NVIDIA_|PYTHON|LD_|OMP_|CC$|CXX$|PATH$|HOME$|TMPDIR$)")
-
-
-def _environment() -> dict[str, str]:
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])  # the folder holding the tilelab package
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    return env
-
-
-def _compile_env(env: dict[str, str]) -> dict[str, str]:
-    """What of an environment a compile can depend on (a test runner's or a shell's own variables cannot)."""
-    return {name: value for name, value in env.items() if _COMPILE_ENV.match(name)}
 
 
 class Worker:
@@ -62,21 +48,13 @@ class Worker:
     """
 
     def __init__(self, setup: bytes | None = None) -> None:
-        self.env = _environment()
+        self.env = worker_environment()
         self.log = tempfile.TemporaryFile()  # noqa: SIM115  (lives as long as the worker; closed in stop())
         self.spawned = time.monotonic()
         self.spawned_at = time.time()  # the worker's "alive" message carries its own wall clock: same host
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tilelab.tune.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.log,
-            bufsize=0,
-            env=self.env,
-            start_new_session=True,
-        )
+        self.proc = start_worker(self.env, self.log)  # forked by the zygote, or spawned: Popen's interface
         self.requests = io.BufferedWriter(self.proc.stdin)  # writes whole messages; reads stay unbuffered
-        self.alive_s: float | None = None  # seconds from spawn until TileLang was imported (its cold start)
+        self.alive_s: float | None = None  # seconds from the request until TileLang was imported (its cold start)
         self.ready = False  # the current sweep's kernel is loaded
         self.job: tuple[int, dict, float] | None = None  # index, config, started (monotonic)
         self.lane = ""
@@ -111,6 +89,7 @@ class Worker:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+        self.proc.release()
         for stream in (self.requests, self.proc.stdout):
             try:
                 stream.close()
@@ -139,20 +118,21 @@ class Pool:
         Returns how many were started.
         """
         wanted = min(count if count is not None else pool_limit(), pool_limit())
-        env = _compile_env(_environment())
+        zygote_for(worker_environment())  # started ahead, also for workers that die or are recycled later
+        env = compile_env(worker_environment())
         with self._lock:
             self._prune()
-            matching = sum(_compile_env(w.env) == env for w in self._idle)
+            matching = sum(compile_env(w.env) == env for w in self._idle)
             started = [Worker() for _ in range(max(0, wanted - matching))]
             self._keep(started)
         return len(started)
 
     def take(self, count: int) -> tuple[list[Worker], int]:
         """Up to ``count`` idle workers started under the current environment, and how many more to start."""
-        env = _compile_env(_environment())
+        env = compile_env(worker_environment())
         with self._lock:
             self._prune()
-            matching = [w for w in self._idle if _compile_env(w.env) == env][:count]
+            matching = [w for w in self._idle if compile_env(w.env) == env][:count]
             self._idle = [w for w in self._idle if w not in matching]
         return matching, count - len(matching)
 

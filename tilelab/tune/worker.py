@@ -10,12 +10,18 @@ original stdout (fd 1 itself is pointed at stderr, so whatever the compiler
 prints cannot corrupt the protocol). The worker exits when stdin closes or its
 parent dies; a hung compile is the runner's to kill. Between sweeps it waits in
 the session's pool (:mod:`tilelab.tune.pool`) for the next setup.
+
+Most workers are not started as ``python -m tilelab.tune.worker`` but forked,
+TileLang already imported, by the zygote (:mod:`tilelab.tune.zygote`), which
+calls :func:`serve` in the child: the parent to outlive is then the notebook's
+process, not the zygote, and is watched through a pidfd.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import select
 import struct
 import sys
 import threading
@@ -27,7 +33,7 @@ from tilelab.errors import captured_compiler_output, error_record
 from tilelab.tune.build import BuildTrace, build, launch_problems_of, launches_of
 from tilelab.tune.resources import launch_columns, resource_columns
 
-__all__ = ["read_message", "write_message"]
+__all__ = ["read_message", "serve", "warm_up", "write_message"]
 
 _HEADER = struct.Struct("!I")
 
@@ -57,8 +63,11 @@ def read_message(stream: BinaryIO) -> Any:
     return pickle.loads(_read_exact(stream, size))
 
 
-def _exit_with_parent(parent: int) -> None:
-    # A compile may hang where stdin is never read again: poll the parent instead.
+def _exit_with_parent(parent: int, parent_fd: int | None) -> None:
+    # A compile may hang where stdin is never read again: watch the parent instead.
+    if parent_fd is not None:  # forked by the zygote: the parent is not ours, its pidfd says when it ends
+        select.select([parent_fd], [], [])
+        os._exit(1)
     while True:
         time.sleep(1.0)
         if os.getppid() != parent:
@@ -105,7 +114,7 @@ def _compiled(setup: dict, kernel: Any, config: dict, trace: Any) -> tuple[str, 
     return "ok", None, seconds, facts.columns, facts.notes
 
 
-def _warm_up() -> float:
+def warm_up() -> float:
     """Import TileLang (and what a compile needs) before any sweep asks; the seconds it took."""
     started = time.perf_counter()
     try:
@@ -119,7 +128,7 @@ def _warm_up() -> float:
 def _load(setup: dict) -> Any:
     """The sweep's kernel, rebuilt from its spec (its module imported afresh: the file may have changed)."""
     sys.path[:0] = [p for p in setup["sys_path"] if p not in sys.path]
-    import tilelang  # noqa: F401  (before tvm, when _warm_up could not)
+    import tilelang  # noqa: F401  (before tvm, when warm_up could not)
 
     filename = setup["spec"].filename
     for name, module in list(sys.modules.items()):
@@ -129,13 +138,17 @@ def _load(setup: dict) -> Any:
 
 
 def main() -> None:
+    # Below the parent, which benchmarks on the GPU while workers (and their nvcc) compile.
+    serve(sys.stdin.buffer, os.getppid(), nice=5)
+
+
+def serve(requests: BinaryIO, parent: int, parent_fd: int | None = None, nice: int = 0) -> None:
+    """Answer ``requests`` (replies on fd 1) until they end or ``parent`` dies (``parent_fd``: its pidfd)."""
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    requests = sys.stdin.buffer
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
-    # Below the parent, which benchmarks on the GPU while workers (and their nvcc) compile.
-    os.nice(5)
-    write_message(replies, ("alive", os.getpid(), _warm_up(), time.time()))
+    threading.Thread(target=_exit_with_parent, args=(parent, parent_fd), daemon=True).start()
+    os.nice(nice)
+    write_message(replies, ("alive", os.getpid(), warm_up(), time.time()))
     setup, kernel = None, None
     while True:
         try:

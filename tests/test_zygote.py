@@ -1,0 +1,187 @@
+"""Compile workers forked by the zygote: they compile and run CPU kernels, are processes of their own that end
+when killed or when the interpreter that asked for them ends, and where the zygote cannot serve (it fails to
+start, refuses to fork, dies, or serves another compile environment) workers are spawned or a fresh zygote
+forks them, and no sweep fails for it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from tune_kernels import scale_add
+
+import tilelab
+from tilelab.tune import processes
+from tilelab.tune.pool import Worker, session_pool
+from tilelab.tune.processes import Zygote, worker_environment, zygote_for
+from tilelab.tune.result import TuneStatus
+from tilelab.tune.worker import read_message
+
+TESTS = Path(__file__).parent
+
+
+def _tune(blocks, **kwargs):
+    return tilelab.tune(
+        scale_add, block=tilelab.choices(blocks), reference=lambda a, b: 2 * a + b, db=":memory:", timeout=120, rebench=0,
+        **kwargs,
+    )  # fmt: skip
+
+
+def _alive(worker: Worker) -> int:
+    """The pid the worker reports once it is serving."""
+    message = read_message(worker.proc.stdout)
+    assert message[0] == "alive", message
+    return message[1]
+
+
+def _parent_of(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(status.split("PPid:")[1].split()[0])
+
+
+def _ended(pid: int) -> bool:
+    try:
+        return "State:\tZ" in Path(f"/proc/{pid}/status").read_text()  # a zombie has exited
+    except OSError:
+        return True
+
+
+def _wait_until(condition, seconds: float = 60.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.fixture
+def own_environment(monkeypatch, tmp_path):
+    """A compile environment (and so a zygote) of this test's own: a cache folder nobody else uses."""
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path / "cache"))
+    session_pool().shutdown()
+    yield
+    session_pool().shutdown()
+
+
+# -- forked workers --------------------------------------------------------------------------------------------
+def test_a_forked_worker_compiles_a_cpu_kernel_that_runs_correctly():
+    session_pool().shutdown()
+    result = _tune([0, 32, 64], workers=2)
+    workers, _ = session_pool().take(2)
+    zygote = zygote_for(worker_environment())
+
+    statuses = {row.config["block"]: row.status for row in result.rows.values()}
+    assert statuses == {0: TuneStatus.COMPILE_ERROR, 32: TuneStatus.OK, 64: TuneStatus.OK}  # checked against 2a+b
+    assert workers and all(w.proc.forked for w in workers)
+    assert {_parent_of(w.proc.pid) for w in workers} == {zygote.proc.pid}
+    session_pool().give_back(workers)
+
+
+def test_workers_from_the_zygote_are_distinct_processes_and_end_when_killed():
+    workers = [Worker() for _ in range(3)]
+    pids = [_alive(w) for w in workers]
+    zygote = zygote_for(worker_environment())
+
+    assert len(set(pids)) == 3 and zygote.proc.pid not in pids and os.getpid() not in pids
+    assert [w.proc.pid for w in workers] == pids
+    victim, *others = workers
+    victim.stop()
+    assert victim.proc.returncode == -signal.SIGKILL
+    assert not Path(f"/proc/{pids[0]}").exists()  # reaped by the zygote, not left a zombie
+    assert all(w.running() for w in others)
+    for worker in others:
+        worker.stop()
+
+
+ORPHAN_SCRIPT = """
+import os, signal, sys
+from tilelab.tune.pool import Worker
+from tilelab.tune.processes import worker_environment, zygote_for
+from tilelab.tune.worker import read_message
+workers = [Worker() for _ in range(2)]
+pids = [read_message(w.proc.stdout)[1] for w in workers]
+print(zygote_for(worker_environment()).proc.pid, *pids, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)  # no atexit: the zygote and its workers must notice by themselves
+"""
+
+
+def test_the_zygote_and_its_workers_end_with_the_interpreter_that_asked_for_them():
+    done = subprocess.run([sys.executable, "-c", ORPHAN_SCRIPT], capture_output=True, text=True, timeout=300)
+    pids = [int(pid) for pid in done.stdout.split()]
+
+    assert done.returncode == -signal.SIGKILL and len(pids) == 3, done.stderr[-2000:]
+    assert _wait_until(lambda: all(_ended(pid) for pid in pids))
+
+
+# -- where the zygote cannot serve -----------------------------------------------------------------------------
+def test_workers_are_spawned_and_say_why_when_the_zygote_fails_to_start(own_environment, monkeypatch):
+    monkeypatch.setattr(Zygote, "module", "tilelab.tune.no_such_zygote")
+
+    result = _tune([32, 64], workers=2)
+    worker = Worker()
+
+    assert [row.status for row in result.rows.values()] == [TuneStatus.OK, TuneStatus.OK]
+    assert _alive(worker) == worker.proc.pid and not worker.proc.forked
+    assert "started as its own interpreter: the zygote exited" in worker.log_tail()
+    assert "no_such_zygote" in worker.log_tail()
+    worker.stop()
+
+
+def test_a_zygote_whose_imports_leave_threads_running_refuses_to_fork(own_environment, monkeypatch):
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")  # numpy's OpenBLAS starts a thread of its own
+
+    worker = Worker()
+    pid = _alive(worker)
+
+    assert not worker.proc.forked and pid == worker.proc.pid
+    assert "the zygote refused to fork: its imports left 2 threads running" in worker.log_tail()
+    worker.stop()
+
+
+def test_workers_outlive_a_killed_zygote_and_the_next_worker_comes_from_a_new_one(own_environment):
+    old = Worker()
+    _alive(old)
+    first = zygote_for(worker_environment())
+    first.proc.kill()
+    first.proc.wait()
+
+    assert _wait_until(lambda: first.failed is not None)
+    assert old.running()  # it watches the notebook's process, not its zygote
+    fresh = Worker()
+    _alive(fresh)
+    assert fresh.proc.forked and zygote_for(worker_environment()) is not first
+    old.stop()
+    assert old.proc.returncode == -signal.SIGKILL  # known without the zygote that reaped it: we killed it
+    fresh.stop()
+
+
+def test_a_changed_compile_environment_gets_a_fresh_zygote(monkeypatch, tmp_path):
+    before = zygote_for(worker_environment())
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
+
+    worker = Worker()
+    pid = _alive(worker)
+    after = zygote_for(worker_environment())
+
+    assert after is not before and after.proc.pid != before.proc.pid and worker.proc.forked
+    assert _parent_of(pid) == after.proc.pid
+    assert f"TILELANG_CACHE_DIR={tmp_path}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    assert _wait_until(lambda: before.proc.poll() is not None)  # retired: it had no children left to wait for
+    worker.stop()
+
+
+def test_the_zygote_can_be_turned_off(own_environment, monkeypatch):
+    monkeypatch.setenv("TILELAB_ZYGOTE", "0")
+
+    worker = Worker()
+
+    assert _alive(worker) == worker.proc.pid and not worker.proc.forked
+    assert "zygote" not in worker.log_tail()
+    worker.stop()
+    assert processes.zygote_for(worker_environment()) is None

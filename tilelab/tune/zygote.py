@@ -1,0 +1,175 @@
+"""The zygote: one process that imports TileLang once and forks ready compile workers, milliseconds each.
+
+Why: a compile worker spends seconds importing TileLang and TVM before it can
+compile anything, and sixteen started at once contend for the same disk and CPUs
+(8.6-9.8 s on a 16-core H100 host, the critical path of a cold sweep). The
+zygote (``python -m tilelab.tune.zygote FD PID``, started by
+:mod:`tilelab.tune.processes`) pays for the import once; each worker is then a
+``fork()`` of a process that already holds TileLang.
+
+How: the pool's process talks to it over a Unix socket pair (``FD``): a
+``fork`` request carries the worker's environment and working directory and,
+as SCM_RIGHTS, its stdin, its stdout, its log and a status pipe; the zygote
+forks, the child takes the environment (the same compile environment as the
+zygote's: :mod:`tilelab.tune.processes` sees to it), puts the first three fds
+on 0-2 and runs :func:`tilelab.tune.worker.serve`, and the zygote answers
+with the child's pid and a pidfd of it. The zygote reaps its children and
+writes each one's exit status to its status pipe, since the pool's process is
+not their parent and cannot wait for them.
+
+Fork is safe only from a process with one thread and no CUDA: the pool starts the
+zygote with OpenBLAS (which numpy starts with a thread per CPU) held to one
+thread (the children take the worker's environment, without it); the zygote refuses to
+serve when its imports left any other thread running or touched CUDA (the pool
+then spawns interpreters as before), and never compiles anything itself, so
+TVM's thread pool is started in each child, not here. A child gets its own
+session (``setsid``), the signal handlers of a fresh interpreter, fresh random
+seeds, and watches the notebook's process (``PID``, through a pidfd the zygote
+opened) to exit with it. The zygote exits when that process does; when the pool
+closes its end of the socket (an environment it does not serve), it forks no
+more and exits once its last child has.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import threading
+from pathlib import Path
+
+from tilelab.tune import worker  # what a child runs; TileLang and TVM come in worker.warm_up()
+
+__all__ = ["BLAS_THREADS", "FORK_REQUEST", "main"]
+
+FORK_REQUEST = b"fork "  # then JSON (cwd, env), with four fds: the worker's stdin, stdout, log and exit-status pipe
+_PID = struct.Struct("!i")
+BLAS_THREADS = "OPENBLAS_NUM_THREADS"  # numpy's OpenBLAS starts a thread per CPU at import unless this is 1
+
+
+def main() -> None:
+    control = socket.socket(fileno=int(sys.argv[1]))
+    parent = int(sys.argv[2])
+    parent_fd = os.pidfd_open(parent)
+    if os.getppid() != parent:  # gone before its pidfd was opened: that pidfd may name another process
+        return
+    os.nice(5)  # like a spawned worker, below the parent; the children inherit it
+    import_s = worker.warm_up()
+    unsafe = _unsafe_to_fork()
+    if unsafe:
+        control.send(b"unsafe " + unsafe.encode())
+        _refuse(control, parent_fd)
+        return
+    control.send(b"ready " + json.dumps({"pid": os.getpid(), "import_s": import_s}).encode())
+    child = _serve(control, parent_fd)
+    if child is None:
+        return
+    _become_worker(*child)
+    worker.serve(sys.stdin.buffer, parent, parent_fd)
+
+
+def _unsafe_to_fork() -> str | None:
+    """Why forking this process now would be unsafe (other threads, CUDA initialised), or None."""
+    threads = sum(1 for _ in Path("/proc/self/task").iterdir())
+    if threads > 1 or threading.active_count() > 1:
+        return f"its imports left {threads} threads running; a fork would copy their locks, not them"
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        return "its imports initialised CUDA, which does not survive a fork"
+    return None
+
+
+def _refuse(control: socket.socket, parent_fd: int) -> None:
+    """Turn down the requests sent before our refusal arrived, until the pool closes its end (or dies)."""
+    # Closing a socket with requests unread would reset the connection, and the pool would not read why.
+    while parent_fd not in select.select([control, parent_fd], [], [])[0]:
+        message, fds, _, _ = socket.recv_fds(control, 1 << 20, 4)
+        for fd in fds:
+            os.close(fd)
+        if not message:
+            return
+
+
+def _serve(control: socket.socket, parent_fd: int) -> tuple[list[int], dict] | None:
+    """Fork a worker per request until the parent dies (None) or, in a child, return that child's fds and request."""
+    children: dict[int, tuple[int, int]] = {}  # pidfd -> (pid, the status pipe's write end)
+    accepting = True
+    while accepting or children:
+        ready = select.select([parent_fd, *children, *([control] if accepting else [])], [], [])[0]
+        if parent_fd in ready:  # the notebook's process is gone; its workers see it too and exit
+            return None
+        for pidfd in [fd for fd in ready if fd in children]:
+            _reap(pidfd, *children.pop(pidfd))
+        if control not in ready:
+            continue
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 1 << 20, 4)
+        except OSError:
+            message, fds = b"", []
+        if not message.startswith(FORK_REQUEST) or len(fds) != 4:
+            for fd in fds:
+                os.close(fd)
+            accepting = accepting and bool(message)  # an end of file: fork no more
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            control.send(_PID.pack(-1) + str(exc).encode())
+            for fd in fds:
+                os.close(fd)
+            continue
+        if pid == 0:
+            control.close()
+            for pidfd, (_, status) in children.items():
+                os.close(pidfd)
+                os.close(status)
+            return fds, json.loads(message[len(FORK_REQUEST) :])
+        pidfd = os.pidfd_open(pid)  # ours to open safely: the pid is not reused before we reap it
+        socket.send_fds(control, [_PID.pack(pid)], [pidfd])
+        for fd in fds[:3]:  # the child holds them now; the parent must see end of file when it exits
+            os.close(fd)
+        children[pidfd] = (pid, fds[3])
+    return None
+
+
+def _reap(pidfd: int, pid: int, status: int) -> None:
+    """Collect an exited child and tell its exit status to whoever holds the status pipe."""
+    _, wait_status = os.waitpid(pid, 0)
+    try:
+        os.write(status, _PID.pack(os.waitstatus_to_exitcode(wait_status)))
+    except BrokenPipeError:  # the pool's process no longer asks
+        pass
+    os.close(status)
+    os.close(pidfd)
+
+
+def _become_worker(fds: list[int], request: dict) -> None:
+    """In a forked child: the worker's environment, its request, reply and log fds on 0-2, a session and
+    signals of its own, new seeds."""
+    os.environ.clear()  # what a spawned worker would have had; what imports read of it was the same
+    os.environ.update(request["env"])
+    with contextlib.suppress(OSError):  # a folder since removed: a spawned worker would not have started there
+        os.chdir(request["cwd"])
+    for fd, target in zip(fds[:3], (0, 1, 2), strict=True):
+        os.dup2(fd, target)
+    for fd in fds:  # the status pipe is the zygote's to write
+        os.close(fd)
+    os.setsid()  # as a spawned worker's start_new_session: a Ctrl-C in a terminal reaches the notebook only
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for name in ("SIGTERM", "SIGHUP", "SIGCHLD", "SIGUSR1", "SIGUSR2"):
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:  # the standard library's random re-seeds itself at fork; numpy's global state does not
+        numpy.random.seed()
+
+
+if __name__ == "__main__":
+    main()
