@@ -54,4 +54,5 @@ def test_profile_flag_gives_the_explorer_a_profile_tab_with_a_roofline_position(
     assert 0 < roofline.flops_percent < 100 and 0 < roofline.bytes_percent < 100
     core = record_view(record).core
     assert [tab["title"] for tab in core.tabs][-1] == PROFILE_TAB
-    assert "roofline-point" in core.answer({"id": 1, "type": "profile"})["html"]
+    (profiled,) = core.answer({"id": 1, "type": "profile"})["kernels"]
+    assert next(section for section in profiled["sections"] if section["kind"] == "roofline")["plot"]["point"]

@@ -20,11 +20,16 @@ from tilelab.peaks import DEVICE_PEAKS
 from tilelab.records import KernelRecord, ProfileRecord
 from tilelab.registry import default_registry
 from tilelab.views.explorer import PROFILE_TAB, TABS, ExplorerView, explorer_html
-from tilelab.views.profile import profile_html
+from tilelab.views.profile.data import profile_data
+from tilelab.views.profile.snapshot import profile_snapshot
 
 DATA = Path(__file__).parent / "data"
 H100 = "NVIDIA H100 80GB HBM3"  # the device the fixtures were captured on
 HOSTILE = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "{{7*7}}")
+
+
+def profile_html(profile: ProfileRecord) -> str:
+    return profile_snapshot(profile_data(profile))
 
 
 def details_frame():
@@ -202,7 +207,7 @@ def test_the_profile_tab_is_answered_from_the_kernel_and_the_snapshot_has_its_se
 
     reply = core.answer({"id": 3, "type": "profile"})
 
-    assert reply["id"] == 3 and "data-tilelab='profile'" in reply["html"]
+    assert reply["id"] == 3 and reply["kernels"][0]["head"] == "gemm_kernel"
     assert "data-section='profile'" in explorer_html(record)
     assert "data-section='profile'" not in explorer_html(sample_record())
     assert "cannot answer" in ExplorerView(sample_record()).core.answer({"id": 4, "type": "profile"})["error"]

@@ -1,7 +1,6 @@
 /**
  * Small DOM helpers shared by the TileLab views. User text goes in through
- * `textContent` only; the one place that takes markup is `trustedHtml`, for
- * the kernel's own escaped snapshot HTML.
+ * `textContent` only: no view takes markup from the kernel.
  */
 
 /** An element with an optional class and text. */
@@ -81,22 +80,6 @@ export function copyButton(text: () => string, what: string, label = 'Copy'): HT
 export function keepKeys(node: HTMLElement): void {
   node.setAttribute('data-lm-suppress-shortcuts', 'true');
   node.addEventListener('keydown', event => event.stopPropagation());
-}
-
-const INERT = /^on/i;
-
-/** Insert the kernel's snapshot HTML (escaped by TileLab's Python); scripts and handlers are dropped anyway. */
-export function trustedHtml(container: HTMLElement, html: string): void {
-  const parsed = new DOMParser().parseFromString(html, 'text/html');
-  parsed.querySelectorAll('script, iframe, object, embed').forEach(node => node.remove());
-  parsed.querySelectorAll('*').forEach(node => {
-    for (const attribute of Array.from(node.attributes)) {
-      if (INERT.test(attribute.name) || /^\s*javascript:/i.test(attribute.value)) {
-        node.removeAttribute(attribute.name);
-      }
-    }
-  });
-  container.replaceChildren(...Array.from(parsed.body.childNodes).map(node => document.importNode(node, true)));
 }
 
 /** A one-line message (hint or error) in `container`. */

@@ -1,7 +1,7 @@
 /**
  * The Explorer's shell: a title, a tab bar (arrow keys move between tabs) and
  * each tab's view, built the first time the tab is shown. Tab kinds:
- * "overview" (`overview.ts`), "html" (escaped snapshot HTML), "passes", "linked" (two linked
+ * "overview" (`overview.ts`), "profile" (`profile.ts`), "passes", "linked" (two linked
  * code panes: the Source tab, or a machine-code tab answering its own request
  * with the same reply shape, see `linked.ts`), "machine" (resources, instruction
  * classes and SASS/PTX linked to the CUDA, see `machine.ts`), "external" (a
@@ -9,17 +9,18 @@
  */
 
 import { Channel } from './channel';
-import { h, keepKeys, linkLines, message, trustedHtml } from './dom';
+import { h, keepKeys } from './dom';
 import { LinkedTab } from './source';
 import { MachineTab } from './machine';
 import { OverviewTab } from './overview';
 import { IModel, save, watch } from './model';
 import { PassesTab } from './passes';
+import { ProfileTab } from './profile';
 
 interface ITabSpec {
   id: string;
   title: string;
-  kind: 'html' | 'overview' | 'passes' | 'linked' | 'machine' | 'external';
+  kind: 'overview' | 'profile' | 'passes' | 'linked' | 'machine' | 'external';
   request?: string;
   /** "linked" tabs: the synced trait of the selected left-hand line, the words for the two sides, a third pane. */
   selection?: string;
@@ -32,23 +33,12 @@ interface ITabView {
   dispose(): void;
 }
 
-function htmlTab(channel: Channel, request: string): ITabView {
-  const node = h('div', 'tl-html');
-  message(node, 'loading…');
-  channel
-    .request<{ html: string }>(request)
-    .then(reply => {
-      trustedHtml(node, reply.html);
-      linkLines(node);
-    })
-    .catch(error => message(node, (error as Error).message, 'error'));
-  return { node, dispose: () => undefined };
-}
-
 function tabView(spec: ITabSpec, model: IModel, channel: Channel): ITabView {
   switch (spec.kind) {
-    case 'html':
-      return htmlTab(channel, spec.request ?? spec.id);
+    case 'profile': {
+      const tab = new ProfileTab(channel, spec.request ?? spec.id);
+      return { node: tab.node, dispose: () => tab.dispose() };
+    }
     case 'overview': {
       const tab = new OverviewTab(channel, spec.request ?? spec.id);
       return { node: tab.node, dispose: () => tab.dispose() };

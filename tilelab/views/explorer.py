@@ -23,7 +23,8 @@ from tilelab.views.overview.data import overview_data
 from tilelab.views.overview.snapshot import overview_snapshot
 from tilelab.views.passes.data import PassesData, passes_data, passes_texts
 from tilelab.views.passes.snapshot import passes_snapshot, passes_title
-from tilelab.views.profile import profile_html
+from tilelab.views.profile.data import profile_data
+from tilelab.views.profile.snapshot import profile_snapshot
 from tilelab.views.source import source_data, source_host, source_snapshot
 from tilelab.views.widgets import ExplorerWidget, bundle_problem
 
@@ -38,7 +39,7 @@ _TAB_SPECS = (
     {"id": "machine", "title": "Machine code", "kind": "machine", "request": "machine"},
 )
 PROFILE_TAB = "Profile"  # shown after TABS when the record has a profile
-_PROFILE_SPEC = {"id": "profile", "title": PROFILE_TAB, "kind": "html", "request": "profile"}
+_PROFILE_SPEC = {"id": "profile", "title": PROFILE_TAB, "kind": "profile", "request": "profile"}
 
 
 def _tab_specs(record: KernelRecord) -> tuple[dict[str, str], ...]:
@@ -124,7 +125,7 @@ class ExplorerView(BundleView):
             "machine_listing": machine.listing,
         }
         if record.profile is not None:
-            handlers["profile"] = lambda _content: {"html": _profile_html(record)}
+            handlers["profile"] = lambda _content: profile_data(record.profile)
         core = ExplorerWidget(
             handlers,
             kind="explorer",
@@ -196,7 +197,7 @@ def explorer_html(record: KernelRecord) -> str:
         + details("Source", source_snapshot(source_data(record)), attrs=" data-section='source'")
         + details(f"Layouts ({len(record.layouts)})", layouts_html(record), attrs=" data-section='layouts'")
         + _machine_section(record)
-        + (details(PROFILE_TAB, _profile_html(record), attrs=" data-section='profile'") if record.profile is not None else "")
+        + _profile_section(record)
         + "</div>"
     )
 
@@ -214,8 +215,11 @@ def _machine_section(record: KernelRecord) -> str:
     return details("Machine code", machine_snapshot(data, machine_texts(record)), attrs=" data-section='machine'")
 
 
-def _profile_html(record: KernelRecord) -> str:
-    return profile_html(record.profile)
+def _profile_section(record: KernelRecord) -> str:
+    """The Profile section when the record carries an ncu profile."""
+    if record.profile is None:
+        return ""
+    return details(PROFILE_TAB, profile_snapshot(profile_data(record.profile)), attrs=" data-section='profile'")
 
 
 def _newest(record: KernelRecord) -> KernelRecord:

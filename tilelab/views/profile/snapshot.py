@@ -1,0 +1,113 @@
+"""The Profile tab's snapshot, drawn from :func:`~tilelab.views.profile.data.profile_data` alone: per profiled
+launch its Speed of Light bars, roofline position (an inline SVG plot), occupancy, launch and ncu's advice.
+
+Script-free, every kernel name and advice text escaped; colours come from
+JupyterLab's theme variables (with light fallbacks), so dark themes work.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelab.views.html import escape, table
+
+__all__ = ["profile_snapshot", "roofline_svg"]
+
+_BOX = "font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;line-height:1.4"
+_TEXT = "var(--jp-ui-font-color1,#1f2328)"
+_MUTED = "var(--jp-ui-font-color2,#57606a)"
+_GRID = "var(--jp-border-color2,#d0d7de)"
+_TRACK = "var(--jp-layout-color3,#d0d7de)"
+_ROOF = "var(--jp-brand-color1,#0969da)"
+_POINT = "var(--jp-error-color1,#cf222e)"
+_WARN = "var(--jp-warn-color1,#9a6700)"
+
+
+def _bar(bar: dict[str, Any]) -> str:
+    return (
+        f"<div data-tilelab='sol-bar' style='display:flex;align-items:center;gap:8px'>"
+        f"<span style='width:100px;color:{_MUTED}'>{escape(bar['label'])}</span>"
+        f"<span style='flex:0 0 240px;height:8px;background:{_TRACK};border-radius:4px'>"
+        f"<span style='display:block;height:8px;width:{bar['width']:.1f}%;background:{_ROOF};border-radius:4px'></span></span>"
+        f"<span>{escape(bar['text'])}</span></div>"
+    )
+
+
+def roofline_svg(plot: dict[str, Any]) -> str:
+    """The roofline plot (memory and compute roofs, the kernel's point) as inline SVG."""
+    width, height, left, right, top, bottom = (plot[key] for key in ("width", "height", "left", "right", "top", "bottom"))
+    body = []
+    for tick in plot["xticks"]:
+        x, label = tick["at"], escape(tick["label"])
+        body.append(f"<line x1='{x:.1f}' x2='{x:.1f}' y1='{top}' y2='{height - bottom}' style='stroke:{_GRID}'/>")
+        body.append(f"<text x='{x:.1f}' y='{height - bottom + 13}' text-anchor='middle' style='fill:{_MUTED}'>{label}</text>")
+    for tick in plot["yticks"]:
+        y, label = tick["at"], escape(tick["label"])
+        body.append(f"<line x1='{left}' x2='{width - right}' y1='{y:.1f}' y2='{y:.1f}' style='stroke:{_GRID}'/>")
+        body.append(f"<text x='{left - 4}' y='{y + 4:.1f}' text-anchor='end' style='fill:{_MUTED}'>{label}</text>")
+    path = " ".join(f"{'M' if k == 0 else 'L'}{x:.1f},{y:.1f}" for k, (x, y) in enumerate(plot["roof"]))
+    body.append(f"<path data-tilelab='roof' d='{path}' style='fill:none;stroke:{_ROOF};stroke-width:2'/>")
+    point = plot["point"]
+    body.append(
+        f"<circle data-tilelab='roofline-point' cx='{point['x']:.1f}' cy='{point['y']:.1f}' r='4' "
+        f"style='fill:{_POINT}'><title>{escape(point['label'])}</title></circle>"
+    )
+    return (
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' viewBox='0 0 {width} {height}' "
+        f"data-tilelab='roofline-plot' style='{_BOX};font-size:10px' role='img' aria-label='{escape(point['label'])}'>"
+        + "".join(body)
+        + f"<text x='{(width + left) / 2:.0f}' y='{height - 4}' text-anchor='middle' style='fill:{_MUTED}'>"
+        f"{escape(plot['x_title'])}</text>"
+        f"<text transform='translate(10 {(height + top - bottom) / 2:.0f}) rotate(-90)' "
+        f"text-anchor='middle' style='fill:{_MUTED}'>{escape(plot['y_title'])}</text></svg>"
+    )
+
+
+def _advice(items: list[dict[str, str]]) -> str:
+    rows = [
+        f"<li data-tilelab='advice'><b>{escape(item['rule'])}</b> "
+        f"<span style='color:{_WARN}'>{escape(item['kind'])}{escape(item['speedup'])}</span><br>"
+        f"<span>{escape(item['description'])}</span></li>"
+        for item in items
+    ]
+    return f"<ol style='margin:2px 0;padding-left:20px'>{''.join(rows)}</ol>"
+
+
+def _rows(rows: list[list[str]], attrs: str = "") -> str:
+    return table([(escape(label), escape(value)) for label, value in rows], attrs=attrs)
+
+
+def _section(section: dict[str, Any]) -> str:
+    kind = section["kind"]
+    if kind == "bars":
+        body = "".join(_bar(bar) for bar in section["bars"])
+    elif kind == "roofline":
+        plot = section["plot"]
+        body = _rows(section["rows"], " data-tilelab='roofline'") + (roofline_svg(plot) if plot is not None else "")
+    elif kind == "advice":
+        body = _advice(section["advice"])
+    else:
+        body = _rows(section["rows"])
+    return f"<div style='margin-top:6px'><div style='font-weight:600;color:{_MUTED}'>{escape(section['title'])}</div>{body}</div>"
+
+
+def _kernel(kernel: dict[str, Any]) -> str:
+    duration = f" — {kernel['duration']}" if kernel["duration"] else ""
+    return (
+        f"<div data-tilelab='profile-kernel' style='margin:4px 0 10px 0'>"
+        f"<div style='font-weight:600'>{escape(kernel['head'])}{escape(duration)}</div>"
+        + "".join(_section(section) for section in kernel["sections"])
+        + "</div>"
+    )
+
+
+def profile_snapshot(data: dict[str, Any]) -> str:
+    """The Profile tab: a block per profiled launch, then where it ran and the notes."""
+    parts = [f"<div data-tilelab='profile' style='{_BOX};color:{_TEXT}'>"]
+    parts += [_kernel(kernel) for kernel in data["kernels"]]
+    if not data["kernels"]:
+        parts.append(f"<div style='color:{_MUTED}'>ncu profiled no launch of this kernel</div>")
+    if data["device"]:
+        parts.append(f"<div style='color:{_MUTED}'>ran on {escape(data['device'])}</div>")
+    parts += [f"<div data-tilelab='profile-note' style='color:{_MUTED}'>{escape(note)}</div>" for note in data["notes"]]
+    return "".join(parts) + "</div>"
