@@ -26,7 +26,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from tilelab.tune.build import build
@@ -42,7 +42,6 @@ __all__ = [
     "Prepared",
     "Spread",
     "Timer",
-    "bench_config",
     "measure",
     "prepare",
     "release_buffers",
@@ -249,23 +248,3 @@ def measure(prepared: Prepared, best_so_far: float | None = None) -> BenchOutcom
         return BenchOutcome("pruned", spread.latency_ms, why, time.perf_counter() - started, None, spread, prepared.method)
     return BenchOutcome("ok", spread.latency_ms, None, time.perf_counter() - started, prepared.kernel, spread, prepared.method)
 
-
-def bench_config(
-    kernel: Any,
-    args: tuple,
-    kwargs: dict,
-    choice: Any,
-    reference: Any = None,
-    rtol: float = 1e-2,
-    atol: float = 1e-2,
-    best_so_far: float | None = None,
-    timer: Timer | None = None,
-) -> BenchOutcome:
-    """Compile (cache hit), check and time one config (:func:`prepare`, then :func:`measure`);
-    failures come back as outcomes, not exceptions."""
-    started = time.perf_counter()
-    prepared = prepare(kernel, args, kwargs, choice, reference, rtol, atol, timer)
-    if isinstance(prepared, BenchOutcome):
-        return prepared
-    outcome = measure(prepared, best_so_far)
-    return replace(outcome, bench_s=time.perf_counter() - started)
