@@ -84,3 +84,14 @@ def test_both_engines_stop_at_a_spent_wall_clock_budget(cluster, engine):
 
     assert result.budget_reached and result.done == 0 and not result.partial
     assert result.coverage().startswith("budget of 0.001 s reached: no config started after it; 0 of 4 configs")
+
+
+def test_both_engines_implement_every_method_the_loop_calls():
+    from tilelab.tune.dask_engine import DaskEngine
+    from tilelab.tune.engine import Engine
+    from tilelab.tune.local_engine import LocalEngine
+
+    wanted = {name for name in vars(Engine) if not name.startswith("_")} | set(Engine.__annotations__)
+
+    for engine in (LocalEngine, DaskEngine):
+        assert wanted <= set(dir(engine)), engine.__name__
