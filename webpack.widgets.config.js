@@ -6,7 +6,7 @@ const fs = require('fs');
 const path = require('path');
 
 // Each entry is a module whose default export is anywidget's `{ render }`.
-const ENTRIES = ['explorer', 'layouts'].filter(name => fs.existsSync(path.join(__dirname, 'src', 'widgets', `${name}.ts`)));
+const ENTRIES = ['explorer'].filter(name => fs.existsSync(path.join(__dirname, 'src', 'widgets', `${name}.ts`)));
 
 const config = {
   mode: process.env.TILELAB_WIDGETS_MODE || 'production',

@@ -107,7 +107,7 @@ def test_the_overview_shows_the_cache_line_in_the_snapshot_and_the_widget_escape
     view = ExplorerView(record)
 
     snapshot = parse(view.to_html())
-    widget = parse(overview_snapshot(view.widget.children[0].answer({"id": 1, "type": "overview"})))
+    widget = parse(overview_snapshot(view.core.answer({"id": 1, "type": "overview"})))
 
     for tree in (snapshot, widget):
         [line] = tree.find_all("span", data_tilelab="provenance")

@@ -1,21 +1,34 @@
-"""Layouts: data shaping (absolute thread ids, wrapping), the live grid's payloads, the snapshot, figures and banks."""
+"""The Layouts tab: one data dict (facts, tiles, palette, wrapping), its snapshot and the widget's answers,
+figures and banks."""
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 from htmlcheck import parse
 from sample_records import fragment_layout, sample_record, shared_layout
 
+import tilelab
 from tilelab.records import LayoutKind, LayoutRecord
-from tilelab.views.banks import bank_conflicts, bank_map
-from tilelab.views.layout import bands, fragment_grid, grid_payload, layout_entries, thread_range
-from tilelab.views.layout_html import layout_html
-from tilelab.views.layout_plots import THEME, layout_figure, layout_matplotlib
-from tilelab.views.layout_view import LayoutsWidget
+from tilelab.views.explorer import ExplorerView
+from tilelab.views.layouts import (
+    bank_conflicts,
+    bank_map,
+    layout_figure,
+    layout_matplotlib,
+    layouts_data,
+    layouts_snapshot,
+)
+from tilelab.views.layouts import snapshot as snapshot_module
+from tilelab.views.layouts.data import layout_entry, layout_tile
+from tilelab.views.layouts.plots import THEME
+from tilelab.views.layouts.snapshot import bands
+from tilelab.views.layouts.tables import fragment_grid, thread_range
 
 SM90_DESCRIPTION = (
     "Fragment((8, 16) -> (2,), replicate: 1, thread: 64, forward_thread: ..., forward_index: (...), "
@@ -42,8 +55,19 @@ def fragment(name: str, thread: np.ndarray, local: np.ndarray) -> LayoutRecord:
     return LayoutRecord(name, "local.fragment", shape, "float32", LayoutKind.FRAGMENT, "", 128, 1, thread, local)
 
 
-def decode(buffer: bytes, rows: int, cols: int) -> np.ndarray:
-    return np.frombuffer(buffer, dtype="<i4").reshape(rows, cols)
+def snapshot_of(layout: LayoutRecord) -> str:
+    """The snapshot of a record holding only ``layout``."""
+    return layouts_snapshot(layouts_data(replace(sample_record(), layouts={layout.buffer: layout})))
+
+
+def table(tile: dict, name: str) -> np.ndarray:
+    return np.asarray(tile[name]).reshape(tile["rows"], tile["cols"])
+
+
+def ask(view: ExplorerView, kind: str, **content) -> dict:
+    """The Explorer widget's answer to a request, without the request's id and type."""
+    reply = view.core.answer({"id": 1, "type": kind, **content})
+    return {key: value for key, value in reply.items() if key not in ("id", "type")}
 
 
 # -- shaping -------------------------------------------------------------------------
@@ -64,50 +88,91 @@ def test_a_fragment_without_a_thread_range_starts_at_thread_zero():
     np.testing.assert_array_equal(fragment_grid(layout)["thread"], layout.thread[0])
 
 
-def test_wide_tiles_wrap_into_power_of_two_bands():
-    assert bands(1024, 300) == [(0, 256), (256, 512), (512, 768), (768, 1024)]
-    assert bands(100, 64) == [(0, 64), (64, 100)]
-    assert bands(128, 128) == [(0, 128)]
+def test_wide_tiles_wrap_into_bands_a_multiple_of_the_alignment_wide():
+    assert bands(1024, 300, 8) == [(0, 296), (296, 592), (592, 888), (888, 1024)]
+    assert bands(100, 6, 8) == [(start, min(100, start + 4)) for start in range(0, 100, 4)]  # narrower: a power of two
+    assert bands(128, 128, 8) == [(0, 128)]
 
 
-def test_entries_carry_facts_but_no_tables():
-    entries = {entry["name"]: entry for entry in layout_entries({"C": consumer_fragment(), "S": shared_layout(True)})}
+def test_entries_carry_plain_json_facts_and_the_first_tile():
+    entries = {entry["name"]: entry for entry in layouts_data(sample_record())["layouts"]}
+    consumer = layout_entry("C", consumer_fragment())
 
-    assert entries["C"]["threads"] == [128, 192] and entries["C"]["rows"] == 8 and entries["C"]["cols"] == 16
-    assert "threadIdx.x 128–191" in entries["C"]["summary"] and "warps 4–5" in entries["C"]["summary"]
-    assert entries["S"]["threads"] is None and "conflict-free" in entries["S"]["summary"]
-    values = [value for entry in entries.values() for value in entry.values()]
-    assert all(isinstance(value, (str, int, list, bool, type(None))) for value in values)
+    assert consumer["threads"] == [128, 192] and consumer["rows"] == 8 and consumer["cols"] == 16
+    assert "threadIdx.x 128–191" in consumer["summary"] and "warps 4–5" in consumer["summary"]
+    assert entries["A_shared"]["threads"] is None and "conflict-free" in entries["A_shared"]["summary"]
+    assert (consumer["tile"]["replica"], consumer["tile"]["tile"]) == (0, 0)
+    facts = [value for entry in entries.values() for key, value in entry.items() if key != "tile"]
+    assert all(isinstance(value, (str, int, list, bool, type(None))) for value in facts)
 
 
-# -- the live grid -------------------------------------------------------------------
+# -- one data dict, two renderings ---------------------------------------------------
+def test_the_snapshot_is_rendered_from_the_data_dict_alone():
+    record = sample_record(evil=True)
+    data = layouts_data(record)
+
+    roundtripped = json.loads(json.dumps(data))
+
+    assert roundtripped == data
+    section = tilelab.to_html(record).split("data-section='layouts'", 1)[1]
+    assert layouts_snapshot(roundtripped) in section
+
+
+def test_the_snapshot_module_imports_nothing_from_the_records():
+    tree = ast.parse(Path(snapshot_module.__file__).read_text())
+
+    modules = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    modules += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+
+    assert modules and not [name for name in modules if name.startswith("tilelab.records")]
+
+
+def test_the_explorer_widget_receives_the_same_dict():
+    record = sample_record()
+    view = ExplorerView(record)
+
+    answer = ask(view, "layouts")
+
+    assert answer == layouts_data(record)
+    assert [spec["kind"] for spec in view.core.tabs if spec["id"] == "layouts"] == ["layouts"]
+
+
+def test_the_snapshot_colours_cells_from_the_palette_it_is_given():
+    data = layouts_data(replace(sample_record(), layouts={"C": consumer_fragment()}))
+    data["palette"]["hues"] = [0] * 12  # every warp red
+
+    (grid,) = parse(layouts_snapshot(data)).find_all("table", data_tilelab="fragment-table")
+
+    assert grid.find_all("td")[0].attrs["bgcolor"] == "#eeb5b5"  # hsl(0, 62%, 82%)
+
+
+# -- tiles on request ----------------------------------------------------------------
 def test_a_fragment_tile_travels_as_absolute_threads_and_locals():
     layout = consumer_fragment()
 
-    meta, (thread, local) = grid_payload(layout)
+    tile = layout_tile(layout)
 
-    assert (meta["rows"], meta["cols"], meta["kind"]) == (8, 16, "fragment")
-    np.testing.assert_array_equal(decode(thread, 8, 16), layout.thread[0] + 128)
-    np.testing.assert_array_equal(decode(local, 8, 16), layout.local_index[0])
+    assert (tile["rows"], tile["cols"]) == (8, 16) and set(tile) >= {"thread", "local"}
+    np.testing.assert_array_equal(table(tile, "thread"), layout.thread[0] + 128)
+    np.testing.assert_array_equal(table(tile, "local"), layout.local_index[0])
 
 
 def test_a_shared_tile_travels_as_offsets_and_banks():
     layout = shared_layout(swizzled=True)
 
-    meta, (offset, bank) = grid_payload(layout)
+    tile = layout_tile(layout)
 
-    np.testing.assert_array_equal(decode(offset, 8, 64), layout.offset)
-    np.testing.assert_array_equal(decode(bank, 8, 64), bank_map(layout))
-    assert meta["arrays"] == ("offset", "bank")
+    np.testing.assert_array_equal(table(tile, "offset"), layout.offset)
+    np.testing.assert_array_equal(table(tile, "bank"), bank_map(layout))
 
 
-def test_the_widget_answers_a_grid_request_with_the_chosen_replica():
-    widget = LayoutsWidget(replace(sample_record(), layouts={"C": fragment_layout(replicas=2)}))
+def test_the_explorer_answers_a_tile_request_with_the_chosen_replica():
+    view = ExplorerView(replace(sample_record(), layouts={"C": fragment_layout(replicas=2)}))
 
-    message, buffers = widget.reply({"id": 7, "type": "grid", "name": "C", "replica": 1, "tile": 0})
+    answer = ask(view, "layout_tile", name="C", replica=1, tile=0)
 
-    assert message["type"] == "grid" and message["id"] == 7 and message["replica"] == 1 and "error" not in message
-    np.testing.assert_array_equal(decode(buffers[0], 8, 16), fragment_layout(replicas=2).thread[1])
+    assert answer["name"] == "C" and answer["replica"] == 1 and "error" not in answer
+    np.testing.assert_array_equal(table(answer, "thread"), fragment_layout(replicas=2).thread[1])
 
 
 @pytest.mark.parametrize(
@@ -118,26 +183,26 @@ def test_the_widget_answers_a_grid_request_with_the_chosen_replica():
         ({"name": "C_local", "tile": "0"}, "must be integers"),
     ],
 )
-def test_a_bad_grid_request_gets_an_error_message(request_, problem):
-    widget = LayoutsWidget(sample_record())
+def test_a_bad_tile_request_gets_an_error_message(request_, problem):
+    view = ExplorerView(sample_record())
 
-    message, buffers = widget.reply({"id": 1, "type": "grid", **request_})
+    answer = ask(view, "layout_tile", **request_)
 
-    assert message["id"] == 1 and problem in message["error"] and buffers == []
+    assert problem in answer["error"]
 
 
-def test_the_widget_syncs_facts_not_tables():
-    widget = LayoutsWidget(sample_record())
+def test_the_layouts_travel_on_request_not_in_synced_state():
+    view = ExplorerView(sample_record())
 
-    assert widget.selected == "C_local"
-    assert [entry["name"] for entry in widget.layouts] == ["C_local", "A_shared", "A_plain"]
-    synced = {name: widget.get_state()[name] for name in ("layouts", "palette", "selected")}
-    assert len(json.dumps(synced)) < 4_000  # a few facts per layout; tables travel on request
+    state = json.dumps({k: v for k, v in view.core.get_state().items() if k not in ("_esm", "_css")}, default=str)
+
+    assert view.core.layout_buffer == "" and "Fragment(8x16)" not in state and "row-major" not in state
+    assert "conflict-free" not in state  # the layouts' facts come with the tab's data
 
 
 # -- the snapshot --------------------------------------------------------------------
 def test_the_snapshot_labels_cells_with_absolute_threads_and_local_registers():
-    tree = parse(layout_html(consumer_fragment()))
+    tree = parse(snapshot_of(consumer_fragment()))
 
     (grid,) = tree.find_all("table", data_tilelab="fragment-table")
     cells = [td.all_text() for td in grid.find_all("td")]
@@ -150,14 +215,14 @@ def test_the_warp_map_merges_each_warps_rows_into_one_rect():
     thread = (np.arange(64)[:, None] // 16 * 32 + np.zeros(32, dtype=int))[None]  # rows 0-15 warp 0, 16-31 warp 1...
     layout = fragment("C", thread, thread * 0)
 
-    (warp_map,) = parse(layout_html(layout)).find_all("svg", data_tilelab="warp-map")
+    (warp_map,) = parse(snapshot_of(layout)).find_all("svg", data_tilelab="warp-map")
 
     rects = warp_map.find_all("rect")
     assert len(rects) == 4 and {r.attrs["y"] for r in rects} == {"0", "64", "128", "192"}
 
 
 def test_a_4x1024_fragment_wraps_into_bands_in_the_snapshot():
-    markup = layout_html(wide_fragment())
+    markup = snapshot_of(wide_fragment())
     tree = parse(markup)
 
     tables = tree.find_all("table", data_tilelab="fragment-table")
@@ -174,9 +239,18 @@ def test_the_warp_map_stays_small_when_warps_alternate_every_element():
     thread = (((i + j) % 2) * 32)[None]  # a checkerboard of two warps: nothing merges
     layout = fragment("X", thread, thread * 0)
 
-    markup = layout_html(layout)
+    markup = snapshot_of(layout)
 
     assert markup.count("<rect") <= 2048 and "of 128 rows" in markup
+
+
+def test_a_layout_without_tables_says_so_in_the_snapshot():
+    layout = LayoutRecord("B", "shared", (4096, 4096), "float16", LayoutKind.SHARED, "too big")
+
+    entry = layout_entry("B", layout)
+
+    assert entry["tile"] is None and entry["table"] is False
+    assert "No element table" in snapshot_of(layout)
 
 
 # -- figures -------------------------------------------------------------------------
@@ -256,7 +330,7 @@ def test_layouts_with_leading_dimensions_send_one_tile_at_a_time():
         "S", "shared", (2, 8, 64), "float16", LayoutKind.SHARED, "", offset=np.stack([base.offset, base.offset + 512])
     )
 
-    _meta, (offset, _bank) = grid_payload(stacked, index=1)
+    tile = layout_tile(stacked, index=1)
 
-    np.testing.assert_array_equal(decode(offset, 8, 64), base.offset + 512)
-    assert layout_entries({"S": stacked})[0]["tiles"] == 2
+    np.testing.assert_array_equal(table(tile, "offset"), base.offset + 512)
+    assert layout_entry("S", stacked)["tiles"] == 2

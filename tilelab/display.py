@@ -16,7 +16,7 @@ from tilelab.records import KernelRecord
 from tilelab.registry import default_registry
 from tilelab.tune.result import TuneResult
 from tilelab.views import record_view
-from tilelab.views.layout_plots import layout_figure, layout_matplotlib
+from tilelab.views.layouts.plots import layout_figure, layout_matplotlib
 from tilelab.views.tuning import TuningView
 
 __all__ = ["ensure_registered", "register", "register_renderers"]

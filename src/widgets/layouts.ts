@@ -1,30 +1,33 @@
 /**
- * The Layouts tab (anywidget front-end of `tilelab.views.layout_view.LayoutsWidget`).
+ * The Explorer's Layouts tab: every layout of the record on a canvas grid.
  *
- * Synced state is small: the layouts' facts (`layouts`), the palette and the
- * selected buffer. A tile's tables travel on request: the view sends
- * `{type: "grid", name, replica, tile, seq}` and the kernel answers with the
- * same `seq`, the tile's shape and two int32 buffers (see `grid_payload`).
- * Tiles already fetched are kept, so switching back is immediate.
+ * When the tab is first shown it asks the kernel for its data (`layouts`:
+ * `tilelab.views.layouts.data.layouts_data`, the dict the snapshot renders
+ * too): each layout's facts and first tile, the palette and the wrapping rule.
+ * Any other tile (replica, leading index) travels on request (`layout_tile`);
+ * tiles already fetched are kept, so switching back is immediate. The buffer
+ * shown is the synced trait `layout_buffer` ("" picks the first fragment).
  */
 
+import { Channel } from './channel';
 import { button, h, keepKeys, watchWidth } from './dom';
-import { Colours, IPalette, readTheme } from './layouts_colours';
+import { Colours, readTheme } from './layouts_colours';
 import { BUTTON, labelled, picker, segmented } from './layouts_controls';
-import { IEntry, WarpLegend, renderFacts } from './layouts_facts';
+import { IEntry, ILayoutsData, WarpLegend, renderFacts } from './layouts_facts';
 import { ColourMode, IGridData, IGridView, LABEL_LEVEL, LEVELS, LabelMode } from './layouts_geometry';
 import { GridCanvas, IHover } from './layouts_grid';
-import { IReply, readTile, tileKey } from './layouts_tiles';
-import { IModel, save } from './model';
+import { ITileReply, readTile, tileKey } from './layouts_tiles';
+import { IModel, save, watch } from './model';
 
 const COLOUR_MODES: ColourMode[] = ['warp', 'thread', 'local'];
 const LABEL_MODES: LabelMode[] = ['offset', 'bank'];
 
-class LayoutsView {
-  constructor(model: IModel, el: HTMLElement) {
+export class LayoutsTab {
+  constructor(model: IModel, channel: Channel) {
     this._model = model;
-    this._el = el;
+    this._channel = channel;
     this.root = h('div', 'tl-lay');
+    this.node = this.root;
     keepKeys(this.root); // our keys must not move the notebook
     this._bar = h('div', 'tl-lay-bar');
     this._facts = h('div', 'tl-lay-facts');
@@ -40,27 +43,25 @@ class LayoutsView {
     );
     this._grid.node.append(this._tip);
     this.root.append(this._description);
-    el.append(this.root);
-    this._colours = new Colours(this._palette(), readTheme(el));
     this._grid.focusTarget.addEventListener('keydown', event => this._keyEvent(event));
-    this._onMessage = (message: IReply, buffers: DataView[]) => this._receive(message, buffers);
-    this._onLayouts = () => this._renderAll();
-    this._onSelected = () => this._select(String(model.get('selected') ?? ''), false);
-    model.on('msg:custom', this._onMessage);
-    model.on('change:layouts', this._onLayouts);
-    model.on('change:selected', this._onSelected);
+    this._unwatchSelected = watch(model, 'layout_buffer', () => this._select(String(model.get('layout_buffer') ?? ''), false));
     this._themeWatch = new MutationObserver(() => this._retheme());
     this._themeWatch.observe(document.body, { attributes: true, attributeFilter: ['data-jp-theme-light', 'data-jp-theme-name'] });
     this._unwatchWidth = watchWidth(this.root, () => this._resized());
-    this._renderAll();
+    this._status.textContent = 'loading…';
+    channel
+      .request<ILayoutsData>('layouts')
+      .then(data => this._receiveData(data))
+      .catch(error => (this._status.textContent = (error as Error).message));
   }
 
+  /** The tab's panel (the shell shows and hides it). */
+  readonly node: HTMLDivElement;
   readonly root: HTMLDivElement;
 
   dispose(): void {
-    this._model.off('msg:custom', this._onMessage);
-    this._model.off('change:layouts', this._onLayouts);
-    this._model.off('change:selected', this._onSelected);
+    this._disposed = true;
+    this._unwatchSelected();
     this._themeWatch.disconnect();
     this._unwatchWidth();
     this._grid.dispose();
@@ -69,15 +70,11 @@ class LayoutsView {
 
   // -- state -------------------------------------------------------------------------
   private get _entries(): IEntry[] {
-    return (this._model.get('layouts') as IEntry[] | undefined) ?? [];
+    return this._data?.layouts ?? [];
   }
 
   private get _entry(): IEntry | undefined {
     return this._entries.find(entry => entry.name === this._name);
-  }
-
-  private _palette(): IPalette {
-    return (this._model.get('palette') as IPalette | undefined) ?? { hues: [212, 28, 134, 352], shades: 4 };
   }
 
   private _view(): IGridView {
@@ -89,12 +86,24 @@ class LayoutsView {
   }
 
   // -- rendering ---------------------------------------------------------------------
-  private _renderAll(): void {
+  /** The tab's data arrived: keep every first tile, pick the buffer and show it. */
+  private _receiveData(data: ILayoutsData): void {
+    if (this._disposed) {
+      return;
+    }
+    this._data = data;
+    this._colours = new Colours(data.palette, readTheme(this.root));
+    this._status.textContent = '';
+    for (const entry of data.layouts) {
+      const tile = entry.tile === null ? null : readTile(entry, entry.tile, data.wrap);
+      if (tile !== null) {
+        this._cache.set(tileKey(entry.name, 0, 0), tile);
+      }
+    }
     const entries = this._entries;
-    const wanted = String(this._model.get('selected') ?? '');
+    const wanted = String(this._model.get('layout_buffer') ?? '');
     const first = entries.find(entry => entry.kind === 'fragment') ?? entries[0];
     this._name = entries.some(entry => entry.name === wanted) ? wanted : (first?.name ?? '');
-    this._cache.clear();
     this._renderBar();
     this._select(this._name, false, true);
   }
@@ -106,7 +115,7 @@ class LayoutsView {
     }
     const entry = this._entries.find(candidate => candidate.name === name);
     if (entry === undefined) {
-      this._facts.textContent = this._entries.length === 0 ? 'No layouts in this record.' : '';
+      this._facts.textContent = this._data !== null && this._entries.length === 0 ? 'No layouts in this record.' : '';
       return;
     }
     this._switchStart = performance.now();
@@ -116,7 +125,7 @@ class LayoutsView {
     this._legend.warp = null;
     this._fitNext = true;
     if (fromUser) {
-      save(this._model, 'selected', name);
+      save(this._model, 'layout_buffer', name);
     }
     this._renderBar();
     this._renderFacts(entry);
@@ -176,18 +185,23 @@ class LayoutsView {
 
   private _renderFacts(entry: IEntry): void {
     renderFacts(this._facts, this._description, entry);
-    this._legend.render(entry, this._colours);
+    if (this._colours !== null) {
+      this._legend.render(entry, this._colours);
+    }
   }
 
   private _redraw(): void {
     // Hidden (another tab): drawing now would size the canvas 0×0; _resized draws it when it shows again.
-    if (this._shown !== null && this.root.clientWidth > 0) {
+    if (this._shown !== null && this._colours !== null && this.root.clientWidth > 0) {
       this._grid.update(this._view(), this._colours);
     }
   }
 
   private _retheme(): void {
-    this._colours = new Colours(this._palette(), readTheme(this._el));
+    if (this._data === null) {
+      return;
+    }
+    this._colours = new Colours(this._data.palette, readTheme(this.root));
     const entry = this._entry;
     if (entry !== undefined) {
       this._legend.render(entry, this._colours);
@@ -205,8 +219,8 @@ class LayoutsView {
       return;
     }
     if (this._shown === null) {
-      this._fetch(); // the tab became visible: now the tile is worth fetching
-    } else {
+      this._fetch(); // the tab became visible: now the tile is worth drawing
+    } else if (this._colours !== null) {
       this._grid.update(this._view(), this._colours); // the theme may have changed while it was hidden
       this._grid.resize();
     }
@@ -256,7 +270,7 @@ class LayoutsView {
         this._fit();
         return true;
       case 'Escape':
-        if (this._legend.warp !== null && this._entry !== undefined) {
+        if (this._legend.warp !== null && this._entry !== undefined && this._colours !== null) {
           this._legend.warp = null;
           this._legend.render(this._entry, this._colours);
           this._redraw();
@@ -279,7 +293,7 @@ class LayoutsView {
   private _fetch(): void {
     const entry = this._entry;
     if (entry === undefined || this.root.clientWidth === 0) {
-      return; // hidden (another tab): fetched when it becomes visible
+      return; // hidden (another tab): drawn or fetched when it becomes visible
     }
     if (!entry.table) {
       this._shown = null;
@@ -294,32 +308,35 @@ class LayoutsView {
       this._draw(key, cached);
       return;
     }
-    const id = ++this._requests;
-    this._pending = id;
+    const ticket = ++this._requests;
     this._status.textContent = 'loading…';
-    this._model.send({ id, type: 'grid', name: this._name, replica: this._replica, tile: this._tile });
+    this._channel
+      .request<ITileReply>('layout_tile', { name: this._name, replica: this._replica, tile: this._tile })
+      .then(reply => this._receive(reply))
+      .catch(error => {
+        if (ticket === this._requests && !this._disposed) {
+          this._status.textContent = (error as Error).message;
+        }
+      });
   }
 
-  private _receive(message: IReply, buffers: DataView[]): void {
-    if (message.id !== this._pending) {
-      return; // an answer to a request the user has moved on from
-    }
-    if (message.error !== undefined) {
-      this._status.textContent = message.error;
+  private _receive(reply: ITileReply): void {
+    const entry = this._entries.find(candidate => candidate.name === reply.name);
+    const data = entry === undefined || this._data === null ? null : readTile(entry, reply, this._data.wrap);
+    if (data === null || this._disposed) {
       return;
     }
-    const data = readTile(message, buffers, this._entries);
-    if (data === null) {
-      return;
-    }
-    const key = tileKey(message.name, data.replica, data.tile);
+    const key = tileKey(reply.name, data.replica, data.tile);
     this._cache.set(key, data);
     if (key === this._cacheKey()) {
-      this._draw(key, data);
+      this._draw(key, data); // else an answer to a request the user has moved on from
     }
   }
 
   private _draw(key: string, data: IGridData): void {
+    if (this._colours === null) {
+      return;
+    }
     this._status.textContent = '';
     const level = this._grid.show(data, this._view(), this._colours, this._fitNext);
     this._fitNext = false;
@@ -330,7 +347,9 @@ class LayoutsView {
   }
 
   private _model: IModel;
-  private _el: HTMLElement;
+  private _channel: Channel;
+  private _data: ILayoutsData | null = null;
+  private _disposed = false;
   private _bar: HTMLElement;
   private _facts: HTMLElement;
   private _legend: WarpLegend;
@@ -339,12 +358,10 @@ class LayoutsView {
   private _description: HTMLElement;
   private _zoomLabel: HTMLElement | null = null;
   private _grid: GridCanvas;
-  private _colours: Colours;
+  private _colours: Colours | null = null;
   private _themeWatch: MutationObserver;
   private _unwatchWidth: () => void;
-  private _onMessage: (message: IReply, buffers: DataView[]) => void;
-  private _onLayouts: () => void;
-  private _onSelected: () => void;
+  private _unwatchSelected: () => void;
   private _cache = new Map<string, IGridData>();
   private _name = '';
   private _replica = 0;
@@ -356,14 +373,5 @@ class LayoutsView {
   private _shown: string | null = null;
   private _width = 0;
   private _requests = 0;
-  private _pending = -1;
   private _switchStart = 0;
 }
-
-/** anywidget's entry point. */
-function render({ model, el }: { model: IModel; el: HTMLElement }): () => void {
-  const view = new LayoutsView(model, el);
-  return () => view.dispose();
-}
-
-export default { render };

@@ -1,15 +1,30 @@
 /**
- * Cell colours of the layout grid, from the palette Python sends
- * (`tilelab.views.layout.PALETTE`: the snapshot draws from the same one) and
- * the JupyterLab theme: light themes get pale cells with dark text, dark
+ * Cell colours of the layout grid, from the palette in the tab's data
+ * (`tilelab.views.layouts.data.palette`: the snapshot draws from the same one)
+ * and the JupyterLab theme: light themes get pale cells with dark text, dark
  * themes deep cells with light text.
  */
+
+/** The cells of one theme (HSL, saturation and lightness in %). */
+export interface IThemeCells {
+  saturation: number;
+  lightness: number;
+  /** Lightness added per shade (lane % shades). */
+  shade_step: number;
+  text: string;
+  /** Fill and text of cells outside the warp filter. */
+  muted: [string, string];
+}
 
 export interface IPalette {
   /** Categorical hues of warps 0, 1, 2, ... (cycled). */
   hues: number[];
   /** Shades per warp: lane % shades picks one, so neighbouring threads differ. */
   shades: number;
+  /** Hue step of categorical colours (threads, local indices, lanes, banks): neighbours differ. */
+  golden_angle: number;
+  light: IThemeCells;
+  dark: IThemeCells;
 }
 
 export interface ITheme {
@@ -27,8 +42,6 @@ export interface ICellColour {
   fill: string;
   text: string;
 }
-
-const GOLDEN_ANGLE = 137.508;
 
 /** Read the theme from JupyterLab's CSS variables where `node` sits (with plain fallbacks). */
 export function readTheme(node: HTMLElement): ITheme {
@@ -82,24 +95,28 @@ export class Colours {
 
   /** A golden-angle hue per value (threads, local indices, lanes, banks): neighbours differ. */
   categorical(value: number): ICellColour {
-    return this._cell(Math.round((value * GOLDEN_ANGLE) % 360), 0);
+    return this._cell(Math.round((value * this._palette.golden_angle) % 360), 0);
   }
 
   /** Cells outside the warp filter. */
   get muted(): ICellColour {
-    return this._theme.dark ? { fill: '#2a2a2a', text: '#6e6e6e' } : { fill: '#ececec', text: '#9a9a9a' };
+    const [fill, text] = this._cells.muted;
+    return { fill, text };
   }
 
   private _cell(hue: number, shade: number): ICellColour {
     const key = hue * 16 + shade;
     let colour = this._cache.get(key);
     if (colour === undefined) {
-      colour = this._theme.dark
-        ? { fill: `hsl(${hue}, 42%, ${30 + 4 * shade}%)`, text: '#f2f2f2' }
-        : { fill: `hsl(${hue}, 62%, ${82 - 5 * shade}%)`, text: '#111111' };
+      const cells = this._cells;
+      colour = { fill: `hsl(${hue}, ${cells.saturation}%, ${cells.lightness + cells.shade_step * shade}%)`, text: cells.text };
       this._cache.set(key, colour);
     }
     return colour;
+  }
+
+  private get _cells(): IThemeCells {
+    return this._theme.dark ? this._palette.dark : this._palette.light;
   }
 
   private _palette: IPalette;

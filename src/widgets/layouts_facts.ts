@@ -5,12 +5,33 @@
  */
 
 import { button, h } from './dom';
-import { Colours } from './layouts_colours';
+import { Colours, IPalette } from './layouts_colours';
 import { BUTTON } from './layouts_controls';
+import { IWrap } from './layouts_geometry';
 
-/** One layout's facts, as `tilelab.views.layout.layout_entries` sends them. */
+/** The tab's data (`tilelab.views.layouts.data.layouts_data`): the snapshot renders the same dict. */
+export interface ILayoutsData {
+  layouts: IEntry[];
+  palette: IPalette;
+  wrap: IWrap;
+}
+
+/** One 2-D tile's tables, row-major: a fragment's `thread` and `local`, a shared layout's `offset` and `bank`. */
+export interface ITile {
+  replica: number;
+  tile: number;
+  rows: number;
+  cols: number;
+  thread?: number[];
+  local?: number[];
+  offset?: number[];
+  bank?: number[];
+}
+
+/** One layout's facts and its first tile (`tilelab.views.layouts.data.layout_entry`). */
 export interface IEntry {
   name: string;
+  buffer: string;
   kind: 'fragment' | 'shared' | 'other';
   shape: number[];
   dtype: string;
@@ -22,6 +43,8 @@ export interface IEntry {
   table: boolean;
   summary: string;
   description: string;
+  /** Replica 0, tile 0; null when the record kept no table. */
+  tile: ITile | null;
 }
 
 /** Write `entry`'s facts line into `facts` and its TileLang description into `description`. */

@@ -1,12 +1,19 @@
 /**
- * The layout grid's data and geometry: what the kernel sends for one tile, the
- * zoom levels, and where bands, gutters and cells fall at a level (a tile of
- * few long rows wraps into bands, so it is never squashed into a strip).
+ * The layout grid's data and geometry: one tile's tables, the zoom levels, and
+ * where bands, gutters and cells fall at a level (a tile of few long rows wraps
+ * into bands, so it is never squashed into a strip; the wrapping rule comes
+ * with the tab's data, `tilelab.views.layouts.data.WRAP`, which the snapshot follows too).
  */
 
 export type LayoutKind = 'fragment' | 'shared';
 export type ColourMode = 'warp' | 'thread' | 'local';
 export type LabelMode = 'offset' | 'bank';
+
+/** How wide tiles wrap: tiles of at most `rows` rows wrap into bands a multiple of `align` columns wide. */
+export interface IWrap {
+  rows: number;
+  align: number;
+}
 
 /** One tile's tables, as the kernel sent them. */
 export interface IGridData {
@@ -21,6 +28,7 @@ export interface IGridData {
   b: Int32Array;
   /** Fragments: the first threadIdx.x of the fragment's thread range. */
   start: number;
+  wrap: IWrap;
 }
 
 /** What the user chose: zoom level, colouring, labels and the warp filter. */
@@ -55,7 +63,6 @@ export const LABEL_LEVEL = 5;
 
 export const HEADER = 16; // px of the column-number header
 const BAND_GAP = 12; // px between wrapped bands
-const WRAP_ROWS = 16; // tiles of at most this many rows wrap instead of scrolling sideways
 export const MAX_HEIGHT = 560; // px of the visible area at most
 
 export interface IGeometry {
@@ -100,13 +107,14 @@ export function geometryOf(data: IGridData, level: ILevel, width: number): IGeom
   const gutter = 8 + 7 * String(Math.max(0, data.rows - 1)).length;
   const room = Math.max(1, Math.floor((width - gutter) / level.cw));
   let bandCols = data.cols;
-  if (data.rows <= WRAP_ROWS && data.cols > room) {
-    // Bands a multiple of 8 columns wide (a power of two when narrower) keep the layout's strides aligned.
+  const { rows, align } = data.wrap;
+  if (data.rows <= rows && data.cols > room) {
+    // Bands a multiple of `align` columns wide (a power of two when narrower) keep the layout's strides aligned.
     bandCols = 1;
-    while (bandCols * 2 <= Math.min(room, 8)) {
+    while (bandCols * 2 <= Math.min(room, align)) {
       bandCols *= 2;
     }
-    bandCols = room >= 8 ? Math.floor(room / 8) * 8 : bandCols;
+    bandCols = room >= align ? Math.floor(room / align) * align : bandCols;
   }
   const bandCount = Math.ceil(data.cols / bandCols);
   const bandHeight = HEADER + data.rows * level.ch + (bandCount > 1 ? BAND_GAP : 0);

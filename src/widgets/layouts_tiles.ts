@@ -1,23 +1,15 @@
 /**
- * A tile's tables as the kernel sends them: the answer to a `grid` request
- * (`LayoutsWidget.reply`), its tables in two int32 buffers, read into the
- * grid's data.
+ * A tile's tables as the tab's data carries them (`tilelab.views.layouts.data.layout_tile`):
+ * a layout's first tile comes with the tab's data, any other with the answer to
+ * a `layout_tile` request; both are read into the grid's data here.
  */
 
-import { IEntry } from './layouts_facts';
-import { IGridData } from './layouts_geometry';
+import { IEntry, ITile } from './layouts_facts';
+import { IGridData, IWrap } from './layouts_geometry';
 
-/** The kernel's answer to a `grid` request (`LayoutsWidget.reply`), its tables in two buffers. */
-export interface IReply {
-  id?: number;
-  type?: string;
-  error?: string;
-  name?: string;
-  kind?: 'fragment' | 'shared';
-  rows?: number;
-  cols?: number;
-  replica?: number;
-  tile?: number;
+/** The answer to a `layout_tile` request: the tile of layout `name`. */
+export interface ITileReply extends ITile {
+  name: string;
 }
 
 /** The key a tile is kept under: buffer, replica and tile. */
@@ -25,25 +17,23 @@ export function tileKey(name: string | undefined, replica: number, tile: number)
   return `${name}/${replica}/${tile}`;
 }
 
-/** The grid data of a `grid` reply, or null when the reply is not one (or its buffers are missing). */
-export function readTile(message: IReply, buffers: DataView[], entries: IEntry[]): IGridData | null {
-  if (message.type !== 'grid' || buffers.length < 2 || message.rows === undefined || message.cols === undefined) {
+/** The grid data of `tile`, a tile of `entry`; null when its tables are missing. */
+export function readTile(entry: IEntry, tile: ITile, wrap: IWrap): IGridData | null {
+  const fragment = entry.kind === 'fragment';
+  const a = fragment ? tile.thread : tile.offset;
+  const b = fragment ? tile.local : tile.bank;
+  if (a === undefined || b === undefined) {
     return null;
   }
-  const entry = entries.find(candidate => candidate.name === message.name);
   return {
-    kind: message.kind ?? 'fragment',
-    rows: message.rows,
-    cols: message.cols,
-    replica: message.replica ?? 0,
-    tile: message.tile ?? 0,
-    a: int32(buffers[0]),
-    b: int32(buffers[1]),
-    start: entry?.threads?.[0] ?? 0
+    kind: fragment ? 'fragment' : 'shared',
+    rows: tile.rows,
+    cols: tile.cols,
+    replica: tile.replica,
+    tile: tile.tile,
+    a: Int32Array.from(a),
+    b: Int32Array.from(b),
+    start: entry.threads?.[0] ?? 0,
+    wrap
   };
-}
-
-/** A little-endian int32 view of a message buffer (copied: the buffer's offset may not be 4-aligned). */
-function int32(view: DataView): Int32Array {
-  return new Int32Array(view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength));
 }

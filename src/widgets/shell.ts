@@ -4,12 +4,13 @@
  * "overview" (`overview.ts`), "profile" (`profile.ts`), "passes", "linked" (two linked
  * code panes: the Source tab, or a machine-code tab answering its own request
  * with the same reply shape, see `linked.ts`), "machine" (resources, instruction
- * classes and SASS/PTX linked to the CUDA, see `machine.ts`), "external" (a
- * sibling widget the kernel shows under the tab bar, e.g. the layouts).
+ * classes and SASS/PTX linked to the CUDA, see `machine.ts`), "layouts" (the
+ * layout grid, see `layouts.ts`).
  */
 
 import { Channel } from './channel';
-import { h, keepKeys } from './dom';
+import { h, keepKeys, message } from './dom';
+import { LayoutsTab } from './layouts';
 import { LinkedTab } from './source';
 import { MachineTab } from './machine';
 import { OverviewTab } from './overview';
@@ -20,7 +21,7 @@ import { ProfileTab } from './profile';
 interface ITabSpec {
   id: string;
   title: string;
-  kind: 'overview' | 'profile' | 'passes' | 'linked' | 'machine' | 'external';
+  kind: 'overview' | 'profile' | 'passes' | 'linked' | 'machine' | 'layouts';
   request?: string;
   /** "linked" tabs: the synced trait of the selected left-hand line, the words for the two sides, a third pane. */
   selection?: string;
@@ -61,8 +62,15 @@ function tabView(spec: ITabSpec, model: IModel, channel: Channel): ITabView {
       const tab = new MachineTab(model, channel);
       return { node: tab.node, dispose: () => tab.dispose() };
     }
-    default:
-      return { node: h('div', 'tl-external'), dispose: () => undefined };
+    case 'layouts': {
+      const tab = new LayoutsTab(model, channel);
+      return { node: tab.node, dispose: () => tab.dispose() };
+    }
+    default: {
+      const node = h('div');
+      message(node, `TileLab cannot draw a ${JSON.stringify(spec.kind)} tab.`, 'error');
+      return { node, dispose: () => undefined };
+    }
   }
 }
 
@@ -120,7 +128,6 @@ export function renderExplorer(model: IModel, el: HTMLElement): () => void {
     for (const [id, view] of views) {
       view.node.hidden = id !== spec.id;
     }
-    body.hidden = spec.kind === 'external';
     root.dataset.tab = spec.id;
   };
   const unwatch = watch(model, 'tab', show);

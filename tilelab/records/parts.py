@@ -175,12 +175,12 @@ class LayoutRecord:
     __hash__ = None  # type: ignore[assignment]
 
     def plot(self, **kwargs: Any):
-        """An interactive figure of this layout (``tilelab.views.layout.layout_figure``)."""
+        """An interactive figure of this layout (``tilelab.views.layouts.layout_figure``)."""
 
         return render("layout_figure", self, **kwargs)
 
     def to_matplotlib(self, **kwargs: Any):
-        """A static matplotlib figure of this layout, for papers (``tilelab.views.layout.layout_matplotlib``)."""
+        """A static matplotlib figure of this layout, for papers (``tilelab.views.layouts.layout_matplotlib``)."""
 
         return render("layout_matplotlib", self, **kwargs)
 

@@ -1,10 +1,9 @@
 """The Explorer: what ``%%tilelang`` shows for one record — tabs Overview · Passes · Source · Layouts · Machine code,
 and Profile when the record carries an ncu profile (``%%tilelang --profile``).
 
-The live widget is a ``VBox`` of two widgets: the :class:`~tilelab.views.widgets.ExplorerWidget`
-(tab bar, Overview, Passes, Source and Machine code, CodeMirror panes; texts
-fetched on request) and the layouts widget, shown under the tab bar while the Layouts tab
-is selected. The static snapshot has the same sections as ``<details>``.
+The live widget is one :class:`~tilelab.views.widgets.ExplorerWidget` (tab bar and every tab,
+CodeMirror panes and the layout grid; each tab's data fetched on request). The static snapshot has
+the same sections as ``<details>``.
 """
 
 from __future__ import annotations
@@ -15,8 +14,8 @@ from tilelab.records import KernelRecord
 from tilelab.registry import default_registry
 from tilelab.views._bundle import BundleView
 from tilelab.views.html import BOX, details, escape
-from tilelab.views.layout_html import layouts_html
-from tilelab.views.layout_view import LayoutsWidget
+from tilelab.views.layouts.data import layouts_data, tile_reply
+from tilelab.views.layouts.snapshot import layouts_snapshot
 from tilelab.views.machine.data import MachineData, machine_data, machine_texts
 from tilelab.views.machine.snapshot import machine_snapshot
 from tilelab.views.overview.data import overview_data
@@ -35,7 +34,7 @@ _TAB_SPECS = (
     {"id": "overview", "title": "Overview", "kind": "overview", "request": "overview"},
     {"id": "passes", "title": "Passes", "kind": "passes"},
     {"id": "source", "title": "Source", "kind": "linked", "request": "source"},
-    {"id": "layouts", "title": "Layouts", "kind": "external"},
+    {"id": "layouts", "title": "Layouts", "kind": "layouts", "request": "layouts"},
     {"id": "machine", "title": "Machine code", "kind": "machine", "request": "machine"},
 )
 PROFILE_TAB = "Profile"  # shown after TABS when the record has a profile
@@ -61,14 +60,12 @@ class ExplorerView(BundleView):
     -----
     Synced state is small: the pass rows (no IR), the selections and the tab.
     Pass IR, diffs, IR search results and the sources travel on request
-    (anywidget custom messages); the layouts widget builds its data when the
-    Layouts tab is first selected.
+    (anywidget custom messages), and so do the Layouts tab's data and tiles.
     """
 
     def __init__(self, record: KernelRecord) -> None:
         self.record = record
         self._core: Any = None
-        self._layouts: Any = None
         self._unsubscribe: Any = None
 
     @property
@@ -76,12 +73,6 @@ class ExplorerView(BundleView):
         """The :class:`~tilelab.views.widgets.ExplorerWidget` (tabs, passes, source)."""
         _ = self.widget
         return self._core
-
-    @property
-    def layouts(self):
-        """The layouts widget, shown under the tab bar while the Layouts tab is selected."""
-        _ = self.widget
-        return self._layouts
 
     def select(self, tab: str) -> None:
         """Show tab ``tab`` (one of :data:`TABS`, or :data:`PROFILE_TAB` when the record has a profile)."""
@@ -107,9 +98,6 @@ class ExplorerView(BundleView):
         return bundle_problem()
 
     def _build_widget(self):
-        import ipywidgets as widgets
-
-
         record = self.record
         passes, summary = PassesData(record.passes), passes_data(record)
         machine = MachineData(lambda: _newest(record))
@@ -123,6 +111,8 @@ class ExplorerView(BundleView):
             "machine": machine.summary,
             "machine_code": machine.panes,
             "machine_listing": machine.listing,
+            "layouts": lambda _content: layouts_data(record),
+            "layout_tile": lambda content: tile_reply(record.layouts, content),
         }
         if record.profile is not None:
             handlers["profile"] = lambda _content: profile_data(record.profile)
@@ -134,20 +124,10 @@ class ExplorerView(BundleView):
             passes=summary,
             pass_index=summary["first"],
         )
-        layouts = LayoutsWidget(record)
-        layouts.layout.display = "none"
-        core.observe(self._on_tab, "tab")
-        self._core, self._layouts = core, layouts
+        core.add_class("tilelab-explorer")
+        self._core = core
         self._follow_machine_code()
-        root = widgets.VBox([core, layouts])
-        root.add_class("tilelab-explorer")
-        return root
-
-    def _on_tab(self, change: dict[str, Any]) -> None:
-        showing = change["new"] == "layouts"
-        self._layouts.layout.display = "" if showing else "none"
-        if showing and callable(getattr(self._layouts, "show", None)):
-            self._layouts.show()
+        return core
 
     def _follow_machine_code(self) -> None:
         """Until the record's machine code arrives (the magic builds it in the background), watch for its replacement."""
@@ -195,7 +175,7 @@ def explorer_html(record: KernelRecord) -> str:
         + details("Overview", overview_snapshot(overview_data(record)), open_=True, attrs=" data-section='overview'")
         + _passes_section(record)
         + details("Source", source_snapshot(source_data(record)), attrs=" data-section='source'")
-        + details(f"Layouts ({len(record.layouts)})", layouts_html(record), attrs=" data-section='layouts'")
+        + details(f"Layouts ({len(record.layouts)})", layouts_snapshot(layouts_data(record)), attrs=" data-section='layouts'")
         + _machine_section(record)
         + _profile_section(record)
         + "</div>"

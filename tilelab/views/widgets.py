@@ -93,6 +93,7 @@ class ExplorerWidget(RequestWidget):
     source_line = traitlets.Int(-1).tag(sync=True)  # the selected cell line
     cuda_line = traitlets.Int(-1).tag(sync=True)  # the CUDA line selected in the Machine code tab
     machine_updates = traitlets.Int(0).tag(sync=True)  # bumped when the record's machine code arrives
+    layout_buffer = traitlets.Unicode("").tag(sync=True)  # the layout the Layouts tab shows ("": its first fragment)
 
     @traitlets.validate("tab")
     def _check_tab(self, proposal: dict[str, Any]) -> str:

@@ -1,6 +1,6 @@
 """Plotly and matplotlib figures of a layout (``LayoutRecord.plot()`` and ``.to_matplotlib()``).
 
-They draw the tables of :mod:`tilelab.views.layout` (absolute thread ids).
+They draw the tables of :mod:`tilelab.views.layouts.tables` (absolute thread ids).
 Plotly figures get a transparent, mid-grey template so they read in light and
 dark JupyterLab themes alike; the Explorer itself draws layouts without plotly.
 """
@@ -10,19 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 from tilelab.records import LayoutKind, LayoutRecord
-from tilelab.views.banks import bank_conflicts
 from tilelab.views.html import plotly_text
-from tilelab.views.layout import (
-    COLORS,
-    cell_labels,
-    fragment_grid,
-    label_cells,
-    leading_count,
-    shared_grid,
-    thread_range,
-)
+from tilelab.views.layouts.banks import bank_conflicts
+from tilelab.views.layouts.tables import fragment_grid, leading_count, shared_grid, thread_range
 
-__all__ = ["THEME", "layout_figure", "layout_matplotlib"]
+__all__ = ["COLORS", "THEME", "layout_figure", "layout_matplotlib"]
+
+COLORS = ("thread", "warp", "local")
+LABEL_LIMIT = 1024  # cells; above this T#/L# labels are unreadable in a figure
 
 _SCALES = {"thread": "Turbo", "warp": "Turbo", "local": "Viridis", "offset": "Viridis", "bank": "Twilight"}
 # Plotly cannot read CSS variables: transparent backgrounds and a grey that reads on white and on black.
@@ -33,6 +28,19 @@ THEME = {
     "xaxis": {"gridcolor": "rgba(128,128,128,0.25)", "zerolinecolor": "rgba(128,128,128,0.4)"},
     "yaxis": {"gridcolor": "rgba(128,128,128,0.25)", "zerolinecolor": "rgba(128,128,128,0.4)"},
 }
+
+
+def label_cells(rows: int, cols: int) -> bool:
+    """Whether ``T#/L#`` labels are readable on a ``rows`` x ``cols`` tile drawn at once (figures)."""
+    return rows * cols <= LABEL_LIMIT and cols <= 32
+
+
+def cell_labels(layout: LayoutRecord, grid: dict[str, np.ndarray]) -> np.ndarray:
+    """``T<thread>/L<local>`` of every cell of a fragment grid, or the physical offset of a shared one."""
+    if layout.kind is LayoutKind.FRAGMENT:
+        thread, local = grid["thread"].astype(str), grid["local"].astype(str)
+        return np.char.add(np.char.add("T", thread), np.char.add("/L", local))
+    return grid["offset"].astype(str)
 
 
 def _fragment_trace(layout: LayoutRecord, color: str, replica: int, warp: int | None, index: int, labels: bool | None):

@@ -1,45 +1,65 @@
-"""The Layouts section of the static snapshot: the live grid's picture as script-free HTML.
+"""The Layouts section of the static snapshot: script-free HTML drawn from :func:`~tilelab.views.layouts.data.layouts_data`'s dict alone.
 
 Fragments: a warp legend, the ``T<thread>/L<local>`` grid of the tile's first
 elements (absolute thread ids, cells in their warp's colour, wide tiles wrapped
 into bands) and the whole tile's warp map as SVG. Shared layouts: bank and
 offset tables of the top-left corner, cells in their bank's colour. Cells keep
-their own light colours with dark text, so they read on light and dark pages.
+the palette's light colours with dark text, so they read on light and dark pages.
 """
 
 from __future__ import annotations
 
+import colorsys
 import itertools
+from typing import Any
 
 import numpy as np
 
-from tilelab.records import KernelRecord, LayoutKind, LayoutRecord
 from tilelab.views.html import MONO, details, escape
-from tilelab.views.layout import (
-    WARP_SIZE,
-    bands,
-    bank_colour,
-    cell_labels,
-    fragment_grid,
-    layout_summary,
-    leading_count,
-    shared_grid,
-    thread_range,
-    warp_colour,
-)
 
-__all__ = ["layout_html", "layouts_html"]
+__all__ = ["bands", "layouts_snapshot"]
 
+WARP_SIZE = 32
 LABELLED_CELLS = 256  # cells of the labelled grid (16 x 16 for a square tile)
 BAND_COLUMNS = 16  # columns of one band of the labelled grid
 MAP_WIDTH = 512  # pixels of the warp map's widest band
 MAP_ROWS = 256  # rows of the warp map (the rest is summarised in a line)
 MAP_RECTS = 2048  # rects of the warp map at most (runs of one warp are one rect)
 _NOTE = "color:var(--jp-ui-font-color2,#888);margin:2px 0"
-# Cells are many: padding, spacing and dark text are set once on the table; a cell has only its colour
-# (``bgcolor``: shortest, and kept by renderers that strip styles).
-_TABLE = f"border-spacing:1px;text-align:center;{MONO};font-size:10px;color:#111;white-space:nowrap;margin:2px 0 6px"
 _HEAD = "color:var(--jp-ui-font-color2,#888);font-weight:400"
+
+
+def bands(cols: int, width: int, align: int) -> list[tuple[int, int]]:
+    """Column ranges ``[start, end)`` of a tile ``cols`` wide wrapped into bands of at most ``width`` columns.
+
+    A band is a multiple of ``align`` columns wide (a power of two when narrower): the data's wrapping rule.
+    """
+    if cols <= width:
+        return [(0, cols)]
+    step = width // align * align if width >= align else 1 << max(0, int(width).bit_length() - 1)
+    return [(start, min(cols, start + step)) for start in range(0, cols, step)]
+
+
+class _Colours:
+    """The palette's light cell colours as ``#rrggbb`` (a snapshot has no theme)."""
+
+    def __init__(self, palette: dict[str, Any]) -> None:
+        self.hues, self.shades, self.golden = palette["hues"], palette["shades"], palette["golden_angle"]
+        self.light, self.bank_colour = palette["light"], palette["bank"]
+        self.text = self.light["text"]
+
+    def warp(self, warp: int, lane: int) -> str:
+        light = self.light
+        lightness = light["lightness"] + light["shade_step"] * (int(lane) % self.shades)
+        return _hex(self.hues[int(warp) % len(self.hues)], light["saturation"], lightness)
+
+    def bank(self, bank: int) -> str:
+        return _hex((int(bank) * self.golden) % 360, self.bank_colour["saturation"], self.bank_colour["lightness"])
+
+
+def _hex(hue: float, saturation: float, lightness: float) -> str:
+    red, green, blue = colorsys.hls_to_rgb(hue / 360, lightness / 100, saturation / 100)
+    return f"#{round(red * 255):02x}{round(green * 255):02x}{round(blue * 255):02x}"
 
 
 def _window(rows: int, cols: int) -> tuple[int, int]:
@@ -48,22 +68,25 @@ def _window(rows: int, cols: int) -> tuple[int, int]:
     return shown_rows, min(cols, max(BAND_COLUMNS, LABELLED_CELLS // shown_rows))
 
 
-def _grid_tables(labels: np.ndarray, colours: np.ndarray, kind: str, width: int = BAND_COLUMNS) -> str:
+def _grid_tables(labels: np.ndarray, colours: np.ndarray, kind: str, text: str, width: int, align: int) -> str:
     """One table per band of at most ``width`` columns, row and column numbers in the margins."""
+    # Cells are many: padding, spacing and text colour are set once on the table; a cell has only its colour
+    # (``bgcolor``: shortest, and kept by renderers that strip styles).
+    style = (
+        f"border-spacing:1px;text-align:center;{MONO};font-size:10px;color:{text};white-space:nowrap;margin:2px 0 6px"
+    )
     rows, cols = labels.shape
     tables = []
-    for start, end in bands(cols, width):
+    for start, end in bands(cols, width, align):
         head = "".join(f"<th>{c}</th>" for c in range(start, end))
         body = "".join(
             f"<tr><th style='{_HEAD}'>{r}</th>"
-            + "".join(
-                f"<td bgcolor='{colours[r, c]}'>{escape(labels[r, c])}</td>" for c in range(start, end)
-            )
+            + "".join(f"<td bgcolor='{colours[r, c]}'>{escape(labels[r, c])}</td>" for c in range(start, end))
             + "</tr>"
             for r in range(rows)
         )
         tables.append(
-            f"<table data-tilelab='{kind}' cellpadding='1' style='{_TABLE}'>"
+            f"<table data-tilelab='{kind}' cellpadding='1' style='{style}'>"
             f"<thead style='{_HEAD}'><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>"
         )
     return "".join(tables)
@@ -91,7 +114,7 @@ def _rects(warps: np.ndarray, spans: list[tuple[int, int]]) -> list[list[int]]:
     return rects
 
 
-def _warp_map(warps: np.ndarray, title: str) -> tuple[str, int, int]:
+def _warp_map(warps: np.ndarray, title: str, colours: _Colours, align: int) -> tuple[str, int, int]:
     """Every element's warp as SVG rects (equal neighbours merged), wide tiles wrapped into bands; the rows drawn
     and the columns of a band.
 
@@ -101,7 +124,7 @@ def _warp_map(warps: np.ndarray, title: str) -> tuple[str, int, int]:
     rows, cols = min(len(warps), MAP_ROWS), warps.shape[1]
     cell = int(np.clip(256 // max(rows, min(cols, 256)), 2, 8))
     tall = max(cell, min(8, 32 // rows))  # a few long rows get taller cells, so each row stays visible
-    spans = bands(cols, MAP_WIDTH // cell)
+    spans = bands(cols, MAP_WIDTH // cell, align)
     rects = _rects(warps[:rows], spans)
     drawn = rows
     if len(rects) > MAP_RECTS:
@@ -111,7 +134,7 @@ def _warp_map(warps: np.ndarray, title: str) -> tuple[str, int, int]:
     band_height = drawn * tall + gap
     shapes = "".join(
         f"<rect x='{(s - spans[n][0]) * cell}' y='{n * band_height + top * tall}' width='{(e - s) * cell}' "
-        f"height='{(bottom - top) * tall}' fill='{warp_colour(w, 0)}'/>"
+        f"height='{(bottom - top) * tall}' fill='{colours.warp(w, 0)}'/>"
         for n, s, e, w, top, bottom in rects
     )
     width, height = (spans[0][1] - spans[0][0]) * cell, len(spans) * band_height - gap
@@ -122,81 +145,87 @@ def _warp_map(warps: np.ndarray, title: str) -> tuple[str, int, int]:
     return svg, drawn, spans[0][1] - spans[0][0]
 
 
-def _legend(layout: LayoutRecord) -> str:
-    start, end = thread_range(layout)
+def _legend(entry: dict[str, Any], colours: _Colours) -> str:
+    start, end = entry["threads"]
     chips = []
     for warp in range(start // WARP_SIZE, (max(start, end - 1)) // WARP_SIZE + 1):
         first, last = max(start, warp * WARP_SIZE), min(end, (warp + 1) * WARP_SIZE) - 1
         chips.append(
-            f"<span style='background:{warp_colour(warp, 0)};color:#111;padding:1px 4px;display:inline-block;"
-            "margin:0 4px 2px 0'>"
+            f"<span style='background:{colours.warp(warp, 0)};color:{colours.text};padding:1px 4px;"
+            "display:inline-block;margin:0 4px 2px 0'>"
             f"warp {warp} · T{first}–T{last}</span>"
         )
     return f"<div data-tilelab='warp-legend' style='{MONO};font-size:11px'>{''.join(chips)}</div>"
 
 
-def _fragment_body(layout: LayoutRecord) -> str:
-    grid = fragment_grid(layout)
-    rows, cols = grid["thread"].shape
+def _table(tile: dict[str, Any], name: str) -> np.ndarray:
+    return np.asarray(tile[name], dtype=np.int64).reshape(tile["rows"], tile["cols"])
+
+
+def _fragment_body(entry: dict[str, Any], colours: _Colours, align: int) -> str:
+    tile = entry["tile"]
+    thread, local = _table(tile, "thread"), _table(tile, "local")
+    rows, cols = thread.shape
     shown_rows, shown_cols = _window(rows, cols)
     window = (slice(0, shown_rows), slice(0, shown_cols))
-    colours = np.vectorize(warp_colour)(grid["warp"][window], grid["lane"][window])
-    labels = cell_labels(layout, {name: table[window] for name, table in grid.items()})
-    replica = f", replica 0 of {layout.replicas}" if layout.replicas > 1 else ""
-    warp_map, drawn, band = _warp_map(grid["warp"], f"{layout.buffer}: warp map")
+    cells = np.vectorize(colours.warp)(thread[window] // WARP_SIZE, thread[window] % WARP_SIZE)
+    labels = np.char.add(np.char.add("T", thread[window].astype(str)), np.char.add("/L", local[window].astype(str)))
+    replica = f", replica 0 of {entry['replicas']}" if entry["replicas"] > 1 else ""
+    warp_map, drawn, band = _warp_map(thread // WARP_SIZE, f"{entry['buffer']}: warp map", colours, align)
     clipped = f", the first {drawn} of {rows} rows" if drawn < rows else ""
     clipped += f", wrapped: {band} columns a band" if band < cols else ""
     return (
-        _legend(layout)
+        _legend(entry, colours)
         + f"<p style='{_NOTE}'>T&lt;threadIdx.x&gt;/L&lt;local register&gt; of rows 0–{shown_rows - 1}, "
         f"columns 0–{shown_cols - 1}{escape(replica)} (colour = warp, shade = lane % 4)</p>"
-        + _grid_tables(labels, colours, "fragment-table")
+        + _grid_tables(labels, cells, "fragment-table", colours.text, BAND_COLUMNS, align)
         + f"<p style='{_NOTE}'>owning warp of every element{clipped}</p>"
         + warp_map
     )
 
 
-def _shared_body(layout: LayoutRecord) -> str:
-    grid = shared_grid(layout)
-    rows, cols = grid["offset"].shape
+def _shared_body(entry: dict[str, Any], colours: _Colours, align: int) -> str:
+    tile = entry["tile"]
+    offset, bank = _table(tile, "offset"), _table(tile, "bank")
+    rows, cols = offset.shape
     window = (slice(0, min(rows, 8)), slice(0, min(cols, 2 * BAND_COLUMNS)))
-    colours = np.vectorize(bank_colour)(grid["bank"][window])
+    cells = np.vectorize(colours.bank)(bank[window])
     where = f"rows 0–{window[0].stop - 1}, columns 0–{window[1].stop - 1}"
-    offsets = grid["offset"][window]
+    offsets = offset[window]
     width = len(str(int(offsets.max())))
     text = "\n".join(" ".join(f"{value:>{width}}" for value in row) for row in offsets.tolist())
     return (
         f"<p style='{_NOTE}'>32-bank id of each element, {where} (colour = bank)</p>"
-        + _grid_tables(grid["bank"][window].astype(str), colours, "bank-table", 2 * BAND_COLUMNS)
+        + _grid_tables(bank[window].astype(str), cells, "bank-table", colours.text, 2 * BAND_COLUMNS, align)
         + f"<p style='{_NOTE}'>physical element offset, same corner</p>"
         + f"<pre data-tilelab='offset-table' style='{MONO};font-size:10px;margin:2px 0 6px'>{text}</pre>"
     )
 
 
-def layout_html(layout: LayoutRecord) -> str:
+def _layout(entry: dict[str, Any], colours: _Colours, align: int) -> str:
     """One layout's picture: the labelled grid and warp map (fragments) or bank and offset tables (shared)."""
-    tiles = leading_count(layout)
     parts = [
-        f"<p style='margin:2px 0'>{escape(layout_summary(layout))}</p>",
+        f"<p style='margin:2px 0'>{escape(entry['summary'])}</p>",
         f"<p data-tilelab='layout-description' style='{_NOTE};{MONO};font-size:11px;overflow-wrap:anywhere'>"
-        f"{escape(layout.description)}</p>",
+        f"{escape(entry['description'])}</p>",
     ]
-    if tiles > 1:
-        parts.append(f"<p style='{_NOTE}'>tile 0 of {tiles} (leading dimensions flattened)</p>")
-    if layout.kind is LayoutKind.FRAGMENT and layout.thread is not None and layout.local_index is not None:
-        parts.append(_fragment_body(layout))
-    elif layout.offset is not None:
-        parts.append(_shared_body(layout))
-    else:
+    if entry["tiles"] > 1:
+        parts.append(f"<p style='{_NOTE}'>tile 0 of {entry['tiles']} (leading dimensions flattened)</p>")
+    if entry["tile"] is None:
         parts.append("<p>No element table for this layout (too large to tabulate).</p>")
+    elif entry["kind"] == "fragment":
+        parts.append(_fragment_body(entry, colours, align))
+    else:
+        parts.append(_shared_body(entry, colours, align))
     return "".join(parts)
 
 
-def layouts_html(record: KernelRecord) -> str:
-    """One ``<details>`` per layout of ``record``."""
-    if not record.layouts:
+def layouts_snapshot(data: dict[str, Any]) -> str:
+    """One ``<details>`` per layout of the tab's ``data`` (:func:`~tilelab.views.layouts.data.layouts_data`)."""
+    if not data["layouts"]:
         return "<p>No layouts in this record.</p>"
+    colours, align = _Colours(data["palette"]), data["wrap"]["align"]
     return "".join(
-        details(f"{name}: {layout.kind.value} {'×'.join(map(str, layout.shape))} {layout.dtype}", layout_html(layout))
-        for name, layout in record.layouts.items()
+        details(f"{e['name']}: {e['kind']} {'×'.join(map(str, e['shape']))} {e['dtype']}", _layout(e, colours, align))
+        for e in data["layouts"]
     )
