@@ -12,9 +12,8 @@ import math
 from typing import Any
 
 from tilelab.registry import Registry
-from tilelab.views import record_view
+from tilelab.views import view_for
 from tilelab.views._bundle import live_bundle
-from tilelab.views.tuning import TuningView
 
 ECHO_LIMIT = 200  # characters of a request repeated in a reply or the log
 _READS = 5  # tries at reading a tuning run a sweep is changing on another thread
@@ -96,7 +95,7 @@ def _tuning_detail(run: Any) -> str:
 def snapshot_html(item: Any, kind: str) -> str:
     """The item's static HTML snapshot (an escaped summary table if it has none)."""
     try:
-        view = _view_of(item, kind)
+        view = view_for(item)
         to_html = getattr(view, "to_html", None)
         if callable(to_html):
             text = to_html()
@@ -118,7 +117,7 @@ def snapshot_html(item: Any, kind: str) -> str:
 def live_view_bundle(item: Any, kind: str) -> tuple[dict | None, str | None]:
     """The live view's widget bundle (the notebook's own widget when it shows the record), or None and why not."""
     try:
-        bundle = live_bundle(_view_of(item, kind))
+        bundle = live_bundle(view_for(item))
     except Exception as error:
         # The edge between the kernel and the panel: a view that cannot be built becomes a reason, and
         # the panel falls back to the snapshot (which reports its own errors).
@@ -126,10 +125,6 @@ def live_view_bundle(item: Any, kind: str) -> tuple[dict | None, str | None]:
     if bundle is None:
         return None, "the live view's front-end is not built here (its widget bundle is missing)"
     return bundle, None
-
-
-def _view_of(item: Any, kind: str) -> Any:
-    return record_view(item) if kind == "record" else TuningView(item)
 
 
 def summary_table(summary: dict) -> str:

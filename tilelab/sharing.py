@@ -14,9 +14,7 @@ import os
 from typing import Any
 
 from tilelab.records import KernelRecord
-from tilelab.tune.result import TuneResult
-from tilelab.views import record_view
-from tilelab.views.tuning import TuningView
+from tilelab.views import view_for
 
 __all__ = ["MAX_RECORD_BYTES", "html_document", "load", "to_html"]
 
@@ -39,11 +37,9 @@ def to_html(obj: Any) -> str:
         any TileLab view (``tilelab.compare(a, b)``, ...), or any object with an
         HTML representation; anything else is shown as its escaped ``repr``.
     """
-
-    if isinstance(obj, KernelRecord):
-        return record_view(obj).to_html()
-    if isinstance(obj, TuneResult):
-        return TuningView(obj).to_html()
+    view = view_for(obj)
+    if view is not None:
+        return view.to_html()
     snapshot = getattr(obj, "to_html", None)
     if callable(snapshot):
         return str(snapshot())
