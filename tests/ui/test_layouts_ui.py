@@ -1,4 +1,5 @@
-"""The Layouts tab in a real JupyterLab: the T#/L# grid, absolute sm_90 thread ids, a 4 x 1024 fragment, dark theme.
+"""The Layouts tab inside the Explorer in a real JupyterLab: the T#/L# grid, absolute sm_90 thread ids, swizzled
+banks, a 4 x 1024 fragment, dark theme, and tab switches the browser makes alone (no kernel needed).
 
 Waits on the grid's own state: ``.tl-lay[data-shown]`` names the tile drawn,
 the canvas's ``data-first-label`` the label it drew in the top-left visible
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 from cells import gemm_cell
 
-from ui.explorer_page import dark_theme
+from ui.explorer_page import dark_theme, screenshot, show_tab
 
 pytestmark = pytest.mark.ui
 
@@ -37,7 +38,7 @@ def rowscale(M=64, N=1024, block_M=4):
     return main
 '''
 EXPLORER = ".jp-OutputArea-output .tilelab-explorer"
-GRID = ".tl-lay"
+GRID = ".tl-lay.tl-tabpanel[data-tab='layouts']"  # a tab panel of the Explorer widget itself
 BUDGET_MS = 300  # the goal bench/bench_ui.py checks; this test only records the timings
 
 # Change the buffer picker to `name` and resolve with the ms until the frame after that tile is drawn.
@@ -94,6 +95,7 @@ def test_the_sm90_grid_labels_absolute_threads_switches_tiles_and_reads_in_dark(
     facts = grid.query_selector(".tl-lay-facts").inner_text()
     assert "threadIdx.x 128–255" in facts and "thread_range [128, 256)" in facts
     assert "warp 4 · T128–159" in grid.query_selector(".tl-lay-legend").inner_text()
+    explorer_at_1280(lab, "layouts-explorer-1280-light.png")  # the whole tile, fitted
 
     zoom_to_labels(page, grid, "T128/L0")
     tip = hover_text(grid)
@@ -118,10 +120,53 @@ def test_the_sm90_grid_labels_absolute_threads_switches_tiles_and_reads_in_dark(
 
     with dark_theme(page):
         page.evaluate(SWITCH, [grid, "C_local"])
+        explorer_at_1280(lab, "layouts-explorer-1280-dark.png")
         grid.query_selector(".tl-lay-legend button[data-warp='4']").click()  # the warp filter recolours warp 4 by lane
         zoom_to_labels(page, grid, "T128/L0")
         grid.scroll_into_view_if_needed()
         lab.screenshot("layouts-dark.png")
+
+
+def explorer_at_1280(lab, name: str) -> None:
+    """A 1280×800 window showing the Explorer from its tab bar down, saved as ``name``."""
+    page = lab.page
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.mouse.move(1, 1)  # no hover tip over the grid
+    page.locator(f"{EXPLORER} .tl-tabbar").evaluate("node => node.scrollIntoView({block: 'start'})")
+    grid = page.wait_for_selector(f"{EXPLORER} {GRID}[data-shown]")
+    page.wait_for_function("(root) => root.querySelector('.tl-lay-view').clientWidth > 0", arg=grid)
+    page.evaluate("() => new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(resolve)))")
+    screenshot(page, name)
+    page.set_viewport_size({"width": 1500, "height": 1100})
+
+
+KERNEL = "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+# Keep the kernel busy: window.__sleep says 'started' once the kernel runs the cell and 'done' when it has finished.
+SLEEP = f"""() => {{
+  window.__sleep = 'sent';
+  const future = {KERNEL}.requestExecute({{ code: 'import time; time.sleep(120)' }});
+  future.onIOPub = (message) => {{ if (message.header.msg_type === 'execute_input') {{ window.__sleep = 'started'; }} }};
+  void future.done.then(() => (window.__sleep = 'done'), () => (window.__sleep = 'done'));
+}}"""
+
+
+def test_the_layouts_tab_shows_again_while_the_kernel_is_busy(lab):
+    open_layouts(lab, "busy.ipynb", GEMM_CELL)
+    page = lab.page
+    explorer = page.locator(EXPLORER).first
+    show_tab(explorer, "Overview")
+    page.evaluate(SLEEP)
+    page.wait_for_function("() => window.__sleep === 'started'")
+
+    show_tab(explorer, "Layouts")  # the browser switches tabs alone: no kernel round trip
+
+    grid = explorer.locator(GRID)
+    grid.wait_for(state="visible")
+    assert grid.get_attribute("data-shown") == "C_local/0/0"
+    assert explorer.locator(f"{GRID} .tl-lay-view").bounding_box()["height"] > 100
+    assert page.evaluate("() => window.__sleep") == "started"  # the kernel was busy all along
+    page.evaluate(f"async () => {{ await {KERNEL}.interrupt(); }}")
+    page.wait_for_function("() => window.__sleep === 'done'")
 
 
 def test_a_4x1024_fragment_wraps_into_readable_bands(lab):
