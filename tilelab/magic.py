@@ -345,8 +345,9 @@ def load_extension(ipython: Any) -> None:
 
 
 def _warm_compile_workers(ipython: Any) -> None:
-    """In a Jupyter kernel, start the session's compile workers now (they import TileLang in the background),
-    so the first ``tilelab.tune`` finds them running; they stay for the session (:mod:`tilelab.tune.pool`)."""
+    """In a Jupyter kernel, start the session's compile workers now (a zygote imports TileLang once in the
+    background and forks them), so the first ``tilelab.tune`` finds them running and any later worker is a fork
+    away; they stay for the session (:mod:`tilelab.tune.pool`). Returns at once: nothing here waits for the import."""
     if getattr(ipython, "kernel", None) is None:  # a terminal IPython or a test shell: started by the first tune()
         return
     from tilelab.tune.pool import session_pool

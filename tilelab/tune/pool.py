@@ -1,25 +1,26 @@
 """Compile worker processes, and the session's pool of them kept warm between sweeps.
 
-A worker imports TileLang once, which is most of its start-up cost (seconds,
-and ~9 s for sixteen at once on a 16-core host), then serves sweeps: each sweep sends it a
-setup (the kernel, its arguments, the target) and then one config at a time.
-The :class:`Pool` keeps idle workers between sweeps, so a second sweep in the
-same process sends its first config as soon as the worker has loaded the
-kernel, with no interpreter or TileLang import in between. Workers are forked,
-TileLang imported, from a zygote process (:mod:`tilelab.tune.zygote`) that pays
-for the import once; where it cannot serve they are spawned as ``python -m
-tilelab.tune.worker`` (:mod:`tilelab.tune.processes`). The pool, and its
-zygote, are started ahead by ``%load_ext tilelab`` (in a Jupyter kernel) and by
-the first ``tune()``; it is bounded (:func:`pool_limit`: one worker per CPU, or
-``$TILELAB_POOL_MAX``) and its workers are killed when the interpreter exits
-(and exit by themselves within a second if the notebook's kernel dies).
+A worker needs TileLang imported before it can compile (seconds; ~9 s when
+sixteen import at once on a 16-core host), then serves sweeps: each sweep
+sends it a setup (the kernel, its arguments, the target) and then one config
+at a time. Workers are forked, TileLang already imported, by a zygote process
+(:mod:`tilelab.tune.zygote`) that pays for the import once; where it cannot
+serve, they are spawned as ``python -m tilelab.tune.worker`` as before
+(:mod:`tilelab.tune.processes`). The :class:`Pool` keeps idle workers between
+sweeps, so a second sweep in the same process sends its first config as soon
+as the worker has loaded the kernel. The pool and its zygote are started
+ahead by ``%load_ext tilelab`` (in a Jupyter kernel) and by the first
+``tune()``; the pool is bounded (:func:`pool_limit`: one worker per CPU, or
+``$TILELAB_POOL_MAX``), its workers are killed when the interpreter exits, and
+they and the zygote exit by themselves if the notebook's kernel dies.
 
-A worker is reused only under the environment it was started with, as far
-as compiles can tell (:func:`~tilelab.tune.processes.compile_env`: TileLang's and TVM's variables such
-as ``TILELANG_CACHE_DIR``, CUDA's, the paths; they are read at import), and so
-is the zygote that forks it. A worker that was compiling when its sweep ended early (an interrupt,
-a timeout) is killed, never pooled, and so is one that has compiled
-:data:`RECYCLE_AFTER` configs (TileLang keeps what it compiled in memory).
+A worker is reused only under the environment it was started with, as far as
+compiles can tell (:func:`~tilelab.tune.processes.compile_env`: TileLang's and
+TVM's variables such as ``TILELANG_CACHE_DIR``, CUDA's, the paths; they are
+read at import), and a zygote forks only for that environment. A worker that
+was compiling when its sweep ended early (an interrupt, a timeout) is killed,
+never pooled, and so is one that has compiled :data:`RECYCLE_AFTER` configs
+(TileLang keeps what it compiled in memory).
 """
 
 from __future__ import annotations

@@ -1,20 +1,16 @@
 """Compile worker processes: forked by the zygote, or spawned as interpreters of their own where it cannot serve.
 
-:func:`start_worker` gives a :class:`WorkerProcess`, which behaves as the
-:class:`subprocess.Popen` the runner used to hold (``pid``, ``stdin``,
-``stdout``, ``poll``, ``wait``, ``kill``) whichever way it started. Its pipes
-exist at once, so the runner can wait on them while the zygote
-(:mod:`tilelab.tune.zygote`) is still importing TileLang: the fork request
-waits in the socket and the worker's ``alive`` message comes when it is served.
+:func:`start_worker` gives a :class:`WorkerProcess`, which behaves as the :class:`subprocess.Popen`
+the runner used to hold (``pid``, ``stdin``, ``stdout``, ``poll``, ``wait``, ``kill``) whichever
+way it started. Its pipes exist at once, so the runner can wait on them while the zygote
+(:mod:`tilelab.tune.zygote`) still imports TileLang: the request waits in the socket.
 
-One zygote runs per process, for one compile environment (:func:`compile_env`:
-a changed ``TILELANG_CACHE_DIR`` needs workers, hence a zygote, started under
-it); a zygote for another environment is retired, forking no more. Nothing
-here fails a sweep: a zygote that cannot start, refuses to fork (threads, CUDA)
-or dies leaves its waiting and future workers to be spawned as before, and
-each such worker's log says why. ``TILELAB_ZYGOTE=0`` turns the zygote off.
-The zygote's children are not this process's: their exit status comes from
-the zygote over a pipe, and they are signalled through pidfds, which a reused
+One zygote runs per process, for one compile environment (:func:`compile_env`: a changed
+``TILELANG_CACHE_DIR`` needs workers, hence a zygote, started under it); one for another
+environment is retired. Nothing here fails a sweep: where a zygote cannot start, refuses to fork
+(threads, CUDA) or dies, its waiting and future workers are spawned as before, and each one's log
+says why. ``TILELAB_ZYGOTE=0`` turns it off. The zygote's children are not this process's: their
+exit status comes from the zygote over a pipe, and they are killed through pidfds, which a reused
 pid cannot fool.
 """
 
@@ -102,13 +98,18 @@ class WorkerProcess:
             if why:
                 self._log.write(f"tilelab: this compile worker was started as its own interpreter: {why}\n".encode())
                 self._log.flush()
-            if not self._killed:
-                self._spawned = subprocess.Popen(
-                    [sys.executable, "-m", "tilelab.tune.worker"],
-                    stdin=self.ends[0], stdout=self.ends[1], stderr=self.ends[2], env=self.env, start_new_session=True,
-                )  # fmt: skip
-            self._close("_status")  # a spawned worker's exit status comes from waiting for it
-            self._settled()
+            try:
+                if not self._killed:
+                    self._spawned = subprocess.Popen(
+                        [sys.executable, "-m", "tilelab.tune.worker"], stdin=self.ends[0], stdout=self.ends[1],
+                        stderr=self.ends[2], env=self.env, start_new_session=True,
+                    )  # fmt: skip
+            except OSError as exc:  # the runner finds a worker that exited before it was ready, and its log
+                self._log.write(f"tilelab: no compile worker could be started: {exc}\n".encode())
+                self.returncode = 1
+            finally:
+                self._close("_status")  # a spawned worker's exit status comes from waiting for it
+                self._settled()
 
     def _settled(self) -> None:
         # The child (and the zygote) hold them now: the worker's exit closes its pipes.
@@ -118,9 +119,8 @@ class WorkerProcess:
         self._answered.set()
 
     def _close(self, name: str) -> None:
-        fd = getattr(self, name)
-        if fd is not None:
-            os.close(fd)
+        if getattr(self, name) is not None:
+            os.close(getattr(self, name))
             setattr(self, name, None)
 
     def poll(self) -> int | None:
@@ -144,8 +144,7 @@ class WorkerProcess:
             if not select.select([self._status], [], [], timeout)[0]:
                 return None
             told = os.read(self._status, _STATUS.size)
-            os.close(self._status)
-            self._status = None
+            self._close("_status")
             if len(told) == _STATUS.size:
                 self.returncode = _STATUS.unpack(told)[0]
                 return self.returncode
@@ -262,6 +261,15 @@ class Zygote:
 
 _current: Zygote | None = None
 _lock = threading.Lock()
+
+
+def _forget_zygote() -> None:
+    """In a child forked from this process (multiprocessing, say): the zygote answers the parent, not us."""
+    global _current, _lock
+    _current, _lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_zygote)
 
 
 def zygote_for(env: dict[str, str]) -> Zygote | None:

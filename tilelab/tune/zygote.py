@@ -17,17 +17,17 @@ with the child's pid and a pidfd of it. The zygote reaps its children and
 writes each one's exit status to its status pipe, since the pool's process is
 not their parent and cannot wait for them.
 
-Fork is safe only from a process with one thread and no CUDA: the pool starts the
-zygote with OpenBLAS (which numpy starts with a thread per CPU) held to one
-thread (the children take the worker's environment, without it); the zygote refuses to
-serve when its imports left any other thread running or touched CUDA (the pool
-then spawns interpreters as before), and never compiles anything itself, so
-TVM's thread pool is started in each child, not here. A child gets its own
-session (``setsid``), the signal handlers of a fresh interpreter, fresh random
-seeds, and watches the notebook's process (``PID``, through a pidfd the zygote
-opened) to exit with it. The zygote exits when that process does; when the pool
-closes its end of the socket (an environment it does not serve), it forks no
-more and exits once its last child has.
+Fork is safe only from a process with one thread and no CUDA: the pool starts
+the zygote with OpenBLAS (which numpy starts with a thread per CPU) held to one
+thread, and the children take their worker's environment, without that; the
+zygote refuses to serve when its imports left any other thread running or
+initialised CUDA (the pool then spawns interpreters as before), and never
+compiles anything itself, so TVM's thread pool starts in each child, not here.
+A child gets its own session (``setsid``), the signal handlers of a fresh
+interpreter, fresh random seeds, and watches the notebook's process (``PID``,
+through a pidfd the zygote opened) to exit with it. The zygote exits when that
+process does; when the pool closes its end of the socket (an environment it
+does not serve), it forks no more and exits once its last child has.
 """
 
 from __future__ import annotations
