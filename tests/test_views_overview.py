@@ -47,8 +47,8 @@ def test_the_overview_rows_are_plain_text_and_say_how_they_read():
 
 
 def test_a_failed_compiles_error_names_its_place_and_the_cell_line_the_live_view_links():
-    in_file = overview_data(failed_record())["error"]
-    in_cell = overview_data(replace(failed_record(), error=ErrorRecord("lower", f"bad {EVIL}", "<tilelang-cell-3>", 7)))["error"]
+    in_file = overview_data(failed_record())["failure"]
+    in_cell = overview_data(replace(failed_record(), error=ErrorRecord("lower", f"bad {EVIL}", "<tilelang-cell-3>", 7)))["failure"]
 
     assert (in_file["title"], in_file["place"], in_file["line"], in_file["link"]) == ("lower error", "<cell>", 7, False)
     assert (in_cell["place"], in_cell["link"]) == ("this cell", True)
@@ -57,6 +57,12 @@ def test_a_failed_compiles_error_names_its_place_and_the_cell_line_the_live_view
 
 
 def test_an_error_without_a_line_in_the_cell_names_no_place():
-    error = overview_data(replace(sample_record(), error=ErrorRecord("elaborate", "no", "<tilelang-cell-1>", None)))["error"]
+    error = overview_data(replace(sample_record(), error=ErrorRecord("elaborate", "no", "<tilelang-cell-1>", None)))["failure"]
 
     assert error["place"] is None and error["log"] == ""
+
+
+def test_a_failed_compiles_reply_is_no_request_error():
+    reply = ExplorerView(failed_record()).core.answer({"id": 1, "type": "overview"})
+
+    assert "error" not in reply and reply["failure"]["title"] == "lower error"

@@ -29,7 +29,8 @@ interface IError {
 }
 
 export interface IOverviewData {
-  error: IError | null;
+  /** The error of a failed compile (a reply's `error` would say the request itself failed). */
+  failure: IError | null;
   rows: IRow[];
 }
 
@@ -94,7 +95,7 @@ export class OverviewTab {
     channel
       .request<IOverviewData>(request)
       .then(data => {
-        this.node.replaceChildren(...(data.error ? errorBox(data.error) : []), factsTable(data.rows));
+        this.node.replaceChildren(...(data.failure ? errorBox(data.failure) : []), factsTable(data.rows));
         linkLines(this.node);
       })
       .catch(error => message(this.node, (error as Error).message, 'error'));

@@ -117,6 +117,6 @@ def _error(error: ErrorRecord) -> dict[str, Any]:
 
 
 def overview_data(record: KernelRecord) -> dict[str, Any]:
-    """The tab's data (the reply to ``overview``): ``rows`` of ``{label, text, kind, note}`` and the ``error``
-    of a failed compile (None otherwise)."""
-    return {"error": None if record.error is None else _error(record.error), "rows": _rows(record)}
+    """The tab's data (the reply to ``overview``): ``rows`` of ``{label, text, kind, note}`` and the ``failure``
+    of a failed compile (None otherwise; not ``error``, which in a reply says the request itself failed)."""
+    return {"failure": None if record.error is None else _error(record.error), "rows": _rows(record)}

@@ -36,7 +36,7 @@ def _where(error: dict[str, Any]) -> str:
 def overview_snapshot(data: dict[str, Any]) -> str:
     """The Overview: the error (with its line) of a failed compile, and the facts about the compile."""
     parts = []
-    error = data["error"]
+    error = data["failure"]
     if error is not None:
         parts.append(
             "<div data-tilelab='error' style='border-left:4px solid var(--jp-error-color1,#cf222e);"
