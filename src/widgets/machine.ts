@@ -28,6 +28,8 @@ interface ICard {
   /** `[label, value, level]`, level "" or "bad". */
   rows: [string, string, string][];
   occupancy: number | null;
+  /** The occupancy as the snapshot shows it, "12.5%". */
+  occupancy_text: string;
   launchable: boolean;
   reasons: string[];
   limits: string;
@@ -91,7 +93,7 @@ function resourceCard(card: ICard): HTMLElement {
   if (card.occupancy !== null) {
     const row = table.insertRow();
     const cell = h('td', 'tl-machine-occupancy');
-    cell.append(meter(card.occupancy), h('span', '', percent(card.occupancy, 1)));
+    cell.append(meter(card.occupancy), h('span', '', card.occupancy_text));
     row.append(h('th', '', 'theoretical occupancy'), cell);
   }
   node.appendChild(table);

@@ -9,10 +9,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from tilelab.views._diffdata import DiffData
 from tilelab.views.html import MONO, escape
 
-__all__ = ["MAX_DIFF_LINES", "MAX_LINE_CHARS", "PRE", "diff_html", "diff_snapshot", "unified_rows"]
+__all__ = ["MAX_DIFF_LINES", "MAX_LINE_CHARS", "PRE", "diff_snapshot", "unified_rows"]
 
 MAX_DIFF_LINES = 40  # per pass in a snapshot; the live view shows everything
 MAX_LINE_CHARS = 160
@@ -60,8 +59,3 @@ def diff_snapshot(diff: dict[str, Any], max_lines: int | None = MAX_DIFF_LINES) 
         parts.append(f"<span style='{style}'>{text}</span>" if style else text)
     cut = f"<p style='color:var(--jp-ui-font-color2,#6e7781)'>… {len(rows) - len(shown)} more diff lines in the live view.</p>" if len(shown) < len(rows) else ""
     return f"<pre data-tilelab='diff' style='{PRE}'>{''.join(parts)}</pre>{cut}"
-
-
-def diff_html(before: str, after: str, max_lines: int | None = MAX_DIFF_LINES) -> str:
-    """The snapshot of the diff from ``before`` to ``after`` (for views that diff two texts on the spot: Compare)."""
-    return diff_snapshot(DiffData(before, after).to_dict(), max_lines)

@@ -102,7 +102,8 @@ def limits_note(arch: str) -> str:
 
 
 def _card(machine: MachineCodeRecord, name: str) -> dict[str, Any] | None:
-    """One kernel's resources and occupancy: plain-text rows, the occupancy, whether it launches and why not."""
+    """One kernel's resources and occupancy: plain-text rows, the occupancy (a share and its label), whether it
+    launches and why not."""
     if name not in machine.resources:
         return None
     resources, occupancy = machine.resources[name], machine.occupancy.get(name)
@@ -110,6 +111,7 @@ def _card(machine: MachineCodeRecord, name: str) -> dict[str, Any] | None:
     return {
         "rows": [[label, value, "bad" if label in bad else ""] for label, value in resource_rows(resources, occupancy)],
         "occupancy": None if occupancy is None else occupancy.occupancy,
+        "occupancy_text": "" if occupancy is None else f"{occupancy.occupancy:.1%}",
         "launchable": True if occupancy is None else occupancy.launchable,
         "reasons": [] if occupancy is None else list(occupancy.reasons),
         "limits": "" if occupancy is None else limits_note(occupancy.arch),

@@ -26,7 +26,7 @@ def _card_rows(card: dict[str, Any]) -> list[tuple[str, str]]:
     bar = (
         f"<div style='display:inline-block;width:120px;height:8px;background:var(--jp-layout-color3,#eee);vertical-align:middle'>"
         f"<div style='width:{round(120 * occupancy)}px;height:8px;background:var(--jp-brand-color1,#1976d2)'></div></div> "
-        f"{occupancy:.1%}"
+        f"{card['occupancy_text']}"
     )
     cells.append(("theoretical occupancy", bar))
     cells.append(("limits", f"<span style='color:var(--jp-ui-font-color2,#666)'>{escape(card['limits'])}</span>"))
