@@ -185,3 +185,25 @@ def test_the_zygote_can_be_turned_off(own_environment, monkeypatch):
     assert "zygote" not in worker.log_tail()
     worker.stop()
     assert processes.zygote_for(worker_environment()) is None
+
+
+def test_a_process_forked_from_the_notebook_gets_a_zygote_of_its_own():
+    parents = zygote_for(worker_environment())
+    parents.ready.wait()
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # what multiprocessing's fork start method does with a notebook's process
+        try:
+            worker = Worker()
+            _alive(worker)
+            ours = zygote_for(worker_environment())
+            os.write(writer, f"{ours.proc.pid} {_parent_of(ours.proc.pid)} {_parent_of(worker.proc.pid)}".encode())
+            worker.stop()
+        finally:
+            os._exit(0)  # never back into pytest
+    os.close(writer)
+    with os.fdopen(reader) as told:
+        zygote, zygote_parent, worker_parent = (int(x) for x in told.read().split())
+    os.waitpid(child, 0)
+
+    assert zygote != parents.proc.pid and zygote_parent == child and worker_parent == zygote
