@@ -3,7 +3,8 @@
 ``%load_ext tilelab`` calls :func:`register`; every public call of
 ``tilelab`` (explore, tune, compare, load, ...) calls :func:`ensure_registered`,
 so a record displays as its Explorer in any IPython session. Records and tune
-results know nothing of views: the formatters map their types to views here.
+results know nothing of views: a formatter for each type :func:`tilelab.views.view_for`
+maps asks it for the view.
 """
 
 from __future__ import annotations
@@ -12,12 +13,9 @@ import sys
 from typing import Any
 
 from tilelab import _hooks
-from tilelab.records import KernelRecord
 from tilelab.registry import default_registry
-from tilelab.tune.result import TuneResult
-from tilelab.views import record_view
+from tilelab.views import view_for, viewed_types
 from tilelab.views.layouts.plots import layout_figure, layout_matplotlib
-from tilelab.views.tuning import TuningView
 
 __all__ = ["ensure_registered", "register", "register_renderers"]
 
@@ -25,12 +23,8 @@ _registered_shells: set[int] = set()
 _renderers_registered = False
 
 
-def _record_bundle(record: Any) -> dict[str, Any]:
-    return record_view(record)._repr_mimebundle_()
-
-
-def _tuning_bundle(result: Any) -> dict[str, Any]:
-    return TuningView(result)._repr_mimebundle_()
+def _bundle(obj: Any) -> dict[str, Any]:
+    return view_for(obj)._repr_mimebundle_()
 
 
 def register_renderers() -> None:
@@ -51,8 +45,8 @@ def register(shell: Any) -> None:
     if id(shell) in _registered_shells:
         return
     formatter = shell.display_formatter.mimebundle_formatter
-    formatter.for_type(KernelRecord, _record_bundle)
-    formatter.for_type(TuneResult, _tuning_bundle)
+    for cls in viewed_types():  # records, tuning results, ...: whatever views.view_for shows
+        formatter.for_type(cls, _bundle)
     default_registry().subscribe(_LiveTuning().on_event)
     _registered_shells.add(id(shell))
 
@@ -72,7 +66,7 @@ class _LiveTuning:
             from IPython.display import display
 
 
-            view = TuningView(run)
+            view = view_for(run)
             self.shown[run.id] = (view, display(view, display_id=True))
             return
         if not run.running:
