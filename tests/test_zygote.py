@@ -5,6 +5,7 @@ forks them, and no sweep fails for it."""
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -131,6 +132,35 @@ def test_workers_are_spawned_and_say_why_when_the_zygote_fails_to_start(own_envi
     assert "started as its own interpreter: the zygote exited" in worker.log_tail()
     assert "no_such_zygote" in worker.log_tail()
     worker.stop()
+
+
+def test_workers_asked_for_while_the_zygote_imports_are_forked_once_it_is_ready(own_environment):
+    workers = [Worker() for _ in range(3)]
+    zygote = zygote_for(worker_environment())
+    importing = not zygote.ready.is_set()  # TileLang takes seconds to import; three requests, milliseconds
+
+    pids = [_alive(w) for w in workers]
+
+    assert importing and all(w.proc.forked for w in workers)
+    assert {_parent_of(pid) for pid in pids} == {zygote.proc.pid}
+    for worker in workers:
+        worker.stop()
+
+
+def test_a_request_the_zygote_cannot_take_gets_a_spawned_worker_and_keeps_that_zygote(own_environment, monkeypatch):
+    zygote_for(worker_environment()).ready.wait()
+
+    def too_big(*args):
+        raise OSError(errno.EMSGSIZE, "Message too long")
+
+    monkeypatch.setattr(processes.socket, "send_fds", too_big)
+    worker, again = Worker(), Worker()
+
+    assert _alive(worker) == worker.proc.pid and not worker.proc.forked and not again.proc.forked
+    assert "the zygote took no request" in worker.log_tail() and "Message too long" in worker.log_tail()
+    assert not zygote_for(worker_environment()).replaceable()  # a new one would refuse it too
+    worker.stop()
+    again.stop()
 
 
 def test_a_zygote_whose_imports_leave_threads_running_refuses_to_fork(own_environment, monkeypatch):

@@ -45,10 +45,10 @@ from pathlib import Path
 
 from tilelab.tune import worker  # what a child runs; TileLang and TVM come in worker.warm_up()
 
-__all__ = ["BLAS_THREADS", "FORK_REQUEST", "main"]
+__all__ = ["BLAS_THREADS", "FORK_REQUEST", "STATUS", "main"]
 
 FORK_REQUEST = b"fork "  # then JSON (cwd, env), with four fds: the worker's stdin, stdout, log and exit-status pipe
-_PID = struct.Struct("!i")
+STATUS = struct.Struct("!i")  # a pid (its answers), or an exit status (its status pipes)
 BLAS_THREADS = "OPENBLAS_NUM_THREADS"  # numpy's OpenBLAS starts a thread per CPU at import unless this is 1
 
 
@@ -121,7 +121,7 @@ def _serve(control: socket.socket, parent_fd: int) -> tuple[list[int], dict] | N
         try:
             pid = os.fork()
         except OSError as exc:
-            control.send(_PID.pack(-1) + str(exc).encode())
+            control.send(STATUS.pack(-1) + str(exc).encode())
             for fd in fds:
                 os.close(fd)
             continue
@@ -132,7 +132,7 @@ def _serve(control: socket.socket, parent_fd: int) -> tuple[list[int], dict] | N
                 os.close(status)
             return fds, json.loads(message[len(FORK_REQUEST) :])
         pidfd = os.pidfd_open(pid)  # ours to open safely: the pid is not reused before we reap it
-        socket.send_fds(control, [_PID.pack(pid)], [pidfd])
+        socket.send_fds(control, [STATUS.pack(pid)], [pidfd])
         for fd in fds[:3]:  # the child holds them now; the parent must see end of file when it exits
             os.close(fd)
         children[pidfd] = (pid, fds[3])
@@ -143,7 +143,7 @@ def _reap(pidfd: int, pid: int, status: int) -> None:
     """Collect an exited child and tell its exit status to whoever holds the status pipe."""
     _, wait_status = os.waitpid(pid, 0)
     try:
-        os.write(status, _PID.pack(os.waitstatus_to_exitcode(wait_status)))
+        os.write(status, STATUS.pack(os.waitstatus_to_exitcode(wait_status)))
     except BrokenPipeError:  # the pool's process no longer asks
         pass
     os.close(status)
