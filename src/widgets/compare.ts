@@ -5,7 +5,7 @@
  */
 
 import { Channel } from './channel';
-import { DiffView, fittedMode, splitFits } from './diffview';
+import { DiffView, IDiffData, fittedMode, splitFits } from './diffview';
 import { button, checkbox, h, message, watchWidth } from './dom';
 import { IModel, save, watch } from './model';
 import { KeyList } from './passlist';
@@ -26,17 +26,11 @@ export interface ICompareData {
 }
 
 /** One row's pair (`CompareData.pair`): the snapshot draws its shown row's from the same dict. */
-interface IPairReply {
+interface IPairReply extends IDiffData {
   row: number;
   a: { index: number; name: string } | null;
   b: { index: number; name: string } | null;
   same: boolean;
-  before: string;
-  after: string;
-  changes: number[][];
-  hunks: [number, number, string][];
-  added: number;
-  removed: number;
 }
 
 function compareData(model: IModel): ICompareData {

@@ -15,6 +15,17 @@ import { copyButton, h, keepKeys } from './dom';
 
 export type DiffMode = 'split' | 'unified';
 
+/** One diff as views/_diffdata.py shapes it, for Passes and Compare alike. */
+export interface IDiffData {
+  before: string;
+  after: string;
+  changes: number[][];
+  /** The unified diff's hunks `[oldStart, newStart, kinds]` (the snapshot draws them). */
+  hunks: [number, number, string][];
+  added: number;
+  removed: number;
+}
+
 export interface IDiffOptions {
   mode: DiffMode;
   before: string;

@@ -5,6 +5,7 @@
  */
 
 import { Channel } from './channel';
+import { IDiffData } from './diffview';
 
 /** One row of the pass list (`tilelab.views.passes.data.pass_rows`). */
 export interface IPassRow {
@@ -27,20 +28,13 @@ export interface IPassesData {
   first: number;
 }
 
-export interface IDiffReply {
+export interface IDiffReply extends IDiffData {
   index: number;
   name: string;
   changed: boolean;
   base: number | null;
   base_name: string | null;
   ignore_whitespace: boolean;
-  before: string;
-  after: string;
-  changes: number[][];
-  /** The unified diff's hunks `[oldStart, newStart, kinds]` (the snapshot draws them). */
-  hunks: [number, number, string][];
-  added: number;
-  removed: number;
 }
 
 export interface IIrReply {
