@@ -25,7 +25,8 @@ how long after that call its first compile starts is the warm pool's figure.
 
 Goals: wall ratio <= 0.10 on every space; best within 1 %; second sweep's first compile within 0.5 s.
 Writes bench/results/tune_race.json: ``device``, ``spaces: [{name, configs, wall_ratio, best_ratio,
-statuses, timeline_summary, ...}]``, ``second_sweep_first_compile_s``, ``goals``.
+statuses, timeline_summary, tilelab: {worker_start: {forked, spawned, why_spawned, zygote_import_s}, ...},
+...}]``, ``second_sweep_first_compile_s``, ``goals``.
 """
 
 from __future__ import annotations
@@ -123,6 +124,8 @@ def run_tilelab(space: Race) -> dict:
     wall = time.perf_counter() - started
     frame = result.to_pandas()
     summary = result.timeline_record.summary()
+    started = result.timeline_record.worker_start()
+    print(f"[tilelab] workers started: {json.dumps(started)}", file=sys.stderr, flush=True)
     second = tilelab.tune(space.autotuned(), *space.args, **space.fixed, **{**options, "db": ":memory:"},
                           configs=space.configs[:2], force=True, rebench=0)  # fmt: skip
     return {
@@ -137,6 +140,7 @@ def run_tilelab(space: Race) -> dict:
         "critical_path": summary.critical_path,
         "first_compile_s": summary.first_compile_s,
         "cold_start_s": summary.cold_start_s,
+        "worker_start": started,  # forked by the zygote or spawned, why, and the zygote's import time
         "compile_s_median": float(frame["compile_s"].median()),
         "bench_s_median": float(frame["bench_s"].median()),
         "gpu_state": result.gpu_state,
@@ -292,6 +296,7 @@ def main() -> None:
     for entry in report["spaces"]:
         print(f"{entry['name']}: wall ratio {entry.get('wall_ratio', float('nan')):.3f}, best ratio "
               f"{entry.get('best_ratio', float('nan')):.4f}; {entry.get('timeline_summary')}")  # fmt: skip
+        print(f"{entry['name']}: workers started: {json.dumps(entry.get('tilelab', {}).get('worker_start'))}")
     print(f"second sweep's first compile after {report['second_sweep_first_compile_s']} s; goals met: {report['met']}")
 
 

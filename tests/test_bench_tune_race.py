@@ -45,7 +45,12 @@ def test_smoke_race_says_where_tilelabs_time_went_and_how_fast_a_second_sweep_st
     tilelab = space["tilelab"]
 
     assert space["timeline_summary"].startswith("compile ") and "critical path: " in space["timeline_summary"]
-    assert "started cold" in space["timeline_summary"] and "from the warm pool" in tilelab["second_sweep_summary"]
+    assert "from the warm pool" in tilelab["second_sweep_summary"]
+    started = tilelab["worker_start"]  # how its cold workers started, and why the zygote did not serve if so
+    assert started["forked"] + started["spawned"] >= 1 and set(started) >= {"why_spawned", "zygote_import_s"}
+    assert ("forked by the zygote" in space["timeline_summary"]) == (started["forked"] > 0)
+    assert (f"{started['spawned']} spawned" in space["timeline_summary"]) == (started["spawned"] > 0)
+    assert f"{space['name']}: workers started: " in stdout
     assert report["second_sweep_first_compile_s"] == tilelab["second_sweep_first_compile_s"] > 0
     assert set(report["met"]) == {"wall_ratio", "best_ratio", "second_sweep_first_compile_s"}
     assert "second sweep's first compile after" in stdout

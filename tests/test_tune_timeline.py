@@ -21,7 +21,7 @@ import tilelab
 from tilelab.tune.budget import duration_of
 from tilelab.tune.pool import session_pool
 from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
-from tilelab.tune.timeline import PHASES, Timeline
+from tilelab.tune.timeline import PHASES, Timeline, WorkerStart
 from tilelab.views.tuning import TuningView
 
 TESTS = Path(__file__).parent
@@ -91,6 +91,24 @@ def test_a_summary_of_hand_made_spans_names_the_busiest_resource():
         "compile 100 % of 2 workers busy, bench 27 % busy, critical path: compiles; workers: 2 from the warm pool;"
         " first compile after 0.00 s"
     )
+
+
+def test_the_summary_says_whether_the_zygote_forked_the_cold_workers_or_why_they_were_spawned():
+    forked = Timeline(origin=0.0, workers=2)
+    forked.spans = [_span(0, "compiling", 3.0, 4.0)]
+    forked.started_workers(0, 2, 3.1, WorkerStart(forked=True, zygote_import_s=2.6))
+    forked.started_workers(0, 0, None, WorkerStart(forked=True, zygote_import_s=2.6))
+    spawned = Timeline(origin=0.0, workers=2, spans=forked.spans)
+    why = "the zygote refused to fork: its imports left 5 threads running"
+    spawned.started_workers(0, 2, 12.6, WorkerStart(forked=False, why_spawned=why, zygote_import_s=2.6))
+    spawned.started_workers(0, 0, None, WorkerStart(forked=False, why_spawned=why, zygote_import_s=2.6))
+    unknown = Timeline(origin=0.0, workers=2, spans=forked.spans)
+    unknown.started_workers(0, 2, 8.6)
+
+    assert "; workers: 2 forked by the zygote in 3.1 s (its import 2.6 s);" in forked.summary().text()
+    assert f"; workers: 2 spawned in 12.6 s ({why}; the zygote's import 2.6 s);" in spawned.summary().text()
+    assert "; workers: 2 started cold in 8.6 s;" in unknown.summary().text()  # an engine that does not say
+    assert spawned.worker_start() == {"forked": 0, "spawned": 2, "why_spawned": why, "zygote_import_s": 2.6}
 
 
 def _span(index, phase, start, end):

@@ -171,7 +171,32 @@ def test_a_zygote_whose_imports_leave_threads_running_refuses_to_fork(own_enviro
 
     assert not worker.proc.forked and pid == worker.proc.pid
     assert "the zygote refused to fork: its imports left 2 threads running" in worker.log_tail()
+    assert "Python's threads: MainThread; the OS's threads: " in worker.log_tail()  # which, for the next run to see
+    assert worker.proc.started.why_spawned in worker.log_tail() and worker.proc.started.zygote_import_s > 0
     worker.stop()
+
+
+def test_a_sweep_says_its_workers_were_forked_by_the_zygote(own_environment):
+    result = _tune([32, 64], workers=2)
+
+    starts = result.timeline_record.worker_starts
+    assert len(starts) == 2 and all(start.forked and start.why_spawned is None for start in starts)
+    assert result.timeline_record.worker_start()["forked"] == 2
+    assert "workers: 2 forked by the zygote in " in result.timeline_summary()
+    assert "(its import " in result.timeline_summary()
+
+
+def test_a_sweep_whose_zygote_refused_says_its_workers_were_spawned_and_why(own_environment, monkeypatch):
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")  # numpy's OpenBLAS starts a thread of its own
+
+    result = _tune([32, 64], workers=2)
+
+    started = result.timeline_record.worker_start()
+    assert started["forked"] == 0 and started["spawned"] == 2 and started["zygote_import_s"] > 0
+    assert started["why_spawned"].startswith("the zygote refused to fork: its imports left 2 threads running")
+    assert "Python's threads: MainThread" in started["why_spawned"]
+    text = result.timeline_summary()
+    assert "workers: 2 spawned in " in text and f"({started['why_spawned']}; the zygote's import " in text
 
 
 def test_workers_outlive_a_killed_zygote_and_the_next_worker_comes_from_a_new_one(own_environment):
@@ -213,6 +238,7 @@ def test_the_zygote_can_be_turned_off(own_environment, monkeypatch):
 
     assert _alive(worker) == worker.proc.pid and not worker.proc.forked
     assert "zygote" not in worker.log_tail()
+    assert worker.proc.started.why_spawned == "the zygote is off (TILELAB_ZYGOTE=0)"  # for the sweep's timeline
     worker.stop()
     assert processes.zygote_for(worker_environment()) is None
 

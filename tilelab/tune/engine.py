@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 from tilelab.tune.bench import BenchOutcome
 from tilelab.tune.noise import Rebenched
+from tilelab.tune.timeline import WorkerStart
 
 __all__ = [
     "Benched",
@@ -105,11 +106,13 @@ class Phase:
 @dataclass(frozen=True)
 class Workers:
     """Compile workers of this sweep: ``warm`` taken running from a pool, ``cold`` started, the slowest
-    of them ready to compile after ``cold_start_s`` seconds (None: not known yet)."""
+    of them ready to compile after ``cold_start_s`` seconds (None: not known yet); ``start``: how one
+    cold worker started (forked by the zygote, or spawned and why), told once it is ready."""
 
     warm: int = 0
     cold: int = 0
     cold_start_s: float | None = None
+    start: WorkerStart | None = None
 
 
 Event = Compiled | Benched | Retimed | Lost | Phase | Workers

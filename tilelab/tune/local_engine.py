@@ -203,7 +203,7 @@ class LocalEngine:
         if message[0] == "alive":
             worker.alive(message[3])
             if worker in self.cold:
-                self.out.append(Workers(cold_start_s=worker.alive_s))
+                self.out.append(Workers(cold_start_s=worker.alive_s, start=worker.proc.started))
         elif message[0] in ("ready", "setup_failed") and message[-1] != self.sweep_id:
             return  # the answer to an earlier sweep's setup, never read before the worker was pooled
         elif message[0] == "ready":

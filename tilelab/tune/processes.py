@@ -62,7 +62,7 @@ class Zygote:
         self.env, self.key = env, compile_env(env)
         self.failed: str | None = None  # why it serves no more
         self.ready = threading.Event()
-        self.info: dict[str, Any] = {}  # its hello: pid, import_s
+        self.info: dict[str, Any] = {}  # its hello (pid, import_s) or refusal (why, import_s)
         self._waiting: deque[WorkerProcess] = deque()  # sent, not yet answered
         self._unsent: list[WorkerProcess] = []  # asked for while it imports: sent by the listener once it is ready
         self._lock = threading.Lock()
@@ -86,7 +86,11 @@ class Zygote:
                 return
             if self.failed is None and self._send(worker):
                 return
-        worker.spawn(self.failed)
+        self._spawn(worker)
+
+    def _spawn(self, worker: WorkerProcess, why: str | None = None) -> None:
+        """Spawn ``worker`` for ``why`` (default: why this zygote serves no more), noting its import time."""
+        worker.spawn(why or self.failed, zygote_import_s=self.info.get("import_s"))
 
     def _send(self, worker: WorkerProcess) -> bool:
         """Send ``worker``'s request (under the lock); False, and ``failed`` says why, if it cannot be sent."""
@@ -114,7 +118,8 @@ class Zygote:
             hello = self._socket.recv(4096)
             if hello.startswith(b"unsafe "):
                 self.retire()  # it waits for this to exit
-                raise _Gone(f"refused to fork: {hello[7:].decode(errors='replace')}")
+                self.info = json.loads(hello[7:])
+                raise _Gone(f"refused to fork: {self.info['why']}")
             if not hello.startswith(b"ready "):
                 raise _Gone(self._exit_reason())
             self.info = json.loads(hello[6:])
@@ -123,7 +128,7 @@ class Zygote:
                 refused = [w for w in self._unsent if self.failed is not None or not self._send(w)]
                 self._unsent = []
             for worker in refused:
-                worker.spawn(self.failed)
+                self._spawn(worker)
             while True:
                 answer, fds, _, _ = socket.recv_fds(self._socket, 4096, 1)
                 if not answer:
@@ -132,9 +137,9 @@ class Zygote:
                     worker = self._waiting.popleft()
                 pid = STATUS.unpack(answer[: STATUS.size])[0]
                 if pid > 0 and fds:
-                    worker.became(pid, fds[0])
+                    worker.became(pid, fds[0], zygote_import_s=self.info.get("import_s"))
                 else:
-                    worker.spawn(f"the zygote could not fork: {answer[STATUS.size :].decode(errors='replace')}")
+                    self._spawn(worker, f"the zygote could not fork: {answer[STATUS.size :].decode(errors='replace')}")
         except (_Gone, OSError, ValueError) as exc:  # whatever ended it, the waiting workers are spawned
             if isinstance(exc, ConnectionResetError):  # it exited with our requests unread
                 exc = _Gone(self._exit_reason())
@@ -144,7 +149,7 @@ class Zygote:
                 waiting, self._waiting, self._unsent = [*self._waiting, *self._unsent], deque(), []
                 self._socket.close()  # fork() sees ``failed`` first; a retired zygote's descriptors go too
             for worker in waiting:
-                worker.spawn(self.failed)
+                self._spawn(worker)
 
     def _exit_reason(self) -> str:
         code = self.proc.wait()
@@ -184,12 +189,21 @@ def zygote_for(env: dict[str, str]) -> Zygote | None:
         return _current
 
 
+def _why_no_zygote(env: dict[str, str]) -> str:
+    """Why :func:`zygote_for` gave no zygote for ``env`` (for the sweep's timeline; the worker's log stays quiet)."""
+    if env.get("TILELAB_ZYGOTE") == "0":
+        return "the zygote is off (TILELAB_ZYGOTE=0)"
+    if not hasattr(os, "pidfd_open") or not hasattr(socket, "send_fds"):
+        return "this Python or kernel has no os.pidfd_open or socket.send_fds for a zygote"
+    return "the zygote could not be started"
+
+
 def start_worker(env: dict[str, str], log: IO[bytes]) -> WorkerProcess:
     """A compile worker for ``env`` whose stderr goes to ``log``: forked by the zygote where it can, else spawned."""
     worker = WorkerProcess(env, log)
     serving = zygote_for(env)
     if serving is None:
-        worker.spawn(None)
+        worker.spawn(_why_no_zygote(env), logged=False)
     else:
         serving.fork(worker)
     return worker

@@ -135,7 +135,7 @@ class _Loop:
             if event.index in self.compiling or event.index in self.compiled:  # not for a config dropped since
                 self.timeline.enter(event.index, event.phase, at=event.at, lane=event.lane)
         elif isinstance(event, Workers):
-            self.timeline.started_workers(event.warm, event.cold, event.cold_start_s)
+            self.timeline.started_workers(event.warm, event.cold, event.cold_start_s, event.start)
         elif isinstance(event, Compiled):
             self._compiled(event)
         elif isinstance(event, Benched):

@@ -13,16 +13,19 @@ since the configs take turns). Times are seconds from the ``tune()`` call.
 The :class:`Summary` turns the spans into one line: how busy the compile
 workers and the bench slot were, what bounds the wall time (the *critical
 path*: compiles, benchmarks or the workers' start), how the workers started
-(cold, or from the session's warm pool) and when the first compile began.
+(from the session's warm pool, or cold: forked by the zygote, or spawned and
+why the zygote did not serve, :class:`WorkerStart`) and when the first compile
+began.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BENCH_PHASES", "PHASES", "Span", "Summary", "Timeline"]
+__all__ = ["BENCH_PHASES", "PHASES", "Span", "Summary", "Timeline", "WorkerStart"]
 
 PHASES = ("queued", "compiling", "compiled", "waiting", "checking", "benchmarking", "confirming", "rebenchmarking")
 BENCH_PHASES = ("checking", "benchmarking", "confirming", "rebenchmarking")  # what occupies the bench slot
@@ -44,6 +47,15 @@ class Span:
 
 
 @dataclass(frozen=True)
+class WorkerStart:
+    """How one compile worker started cold: forked by the zygote, or spawned as an interpreter of its own."""
+
+    forked: bool
+    why_spawned: str | None = None  # the one line the worker's log has on why the zygote did not serve it
+    zygote_import_s: float | None = None  # the zygote's own import of TileLang, where it got that far
+
+
+@dataclass(frozen=True)
 class Summary:
     """A sweep's timeline in a few numbers (fractions are 0..1); :meth:`text` is the one-line form."""
 
@@ -56,6 +68,10 @@ class Summary:
     cold_workers: int  # workers this sweep started
     cold_start_s: float | None  # the slowest of them, from start to TileLang imported
     warm_workers: int  # workers taken from the session's pool, already running
+    forked_workers: int = 0  # of the cold ones, forked by the zygote
+    spawned_workers: int = 0  # of the cold ones, spawned (the rest: not known, never ready)
+    why_spawned: str | None = None  # the most frequent reason the zygote did not serve
+    zygote_import_s: float | None = None  # the zygote's import of TileLang, where known
 
     def text(self) -> str:
         """``compile 83 % of 16 workers busy, bench 41 % busy, critical path: compiles; ...``."""
@@ -67,13 +83,24 @@ class Summary:
         if self.warm_workers:
             starts.append(f"{self.warm_workers} from the warm pool")
         if self.cold_workers:
-            took = f" in {self.cold_start_s:.1f} s" if self.cold_start_s is not None else ""
-            starts.append(f"{self.cold_workers} started cold{took}")
+            starts.append(self._cold_text())
         if starts:
             line += f"; workers: {', '.join(starts)}"
         if self.first_compile_s is not None:
             line += f"; first compile after {self.first_compile_s:.2f} s"
         return line
+
+    def _cold_text(self) -> str:
+        """``16 forked by the zygote in 3.1 s (its import 2.6 s)``, ``16 spawned in 12.6 s (why)``, ..."""
+        unknown = self.cold_workers - self.forked_workers - self.spawned_workers
+        counts = [(self.forked_workers, "forked by the zygote"), (self.spawned_workers, "spawned"), (unknown, "started cold")]
+        how = ", ".join(f"{count} {what}" for count, what in counts if count > 0)
+        took = f" in {self.cold_start_s:.1f} s" if self.cold_start_s is not None else ""
+        notes = [self.why_spawned] if self.why_spawned else []
+        if self.zygote_import_s is not None:
+            whose = "its" if self.forked_workers else "the zygote's"
+            notes.append(f"{whose} import {self.zygote_import_s:.1f} s")
+        return f"{how}{took}{' (' + '; '.join(notes) + ')' if notes else ''}"
 
 
 @dataclass
@@ -86,6 +113,7 @@ class Timeline:
     cold_workers: int = 0
     cold_start_s: float | None = None
     warm_workers: int = 0
+    worker_starts: list[WorkerStart] = field(default_factory=list)  # how each cold worker started, once ready
     _open: dict[int, tuple[str, float, str]] = field(default_factory=dict, repr=False)
 
     def now(self) -> float:
@@ -153,13 +181,30 @@ class Timeline:
         workers = max(self.workers, 1)
         bounds = {"compiles": compiling / workers, "benchmarks": bench, "worker start": first or 0.0}
         critical = max(bounds, key=bounds.__getitem__)
+        started = self.worker_start()
         return Summary(
             wall, self.workers, _fraction(compiling, workers * wall), _fraction(bench, wall), critical, first,
-            self.cold_workers, self.cold_start_s, self.warm_workers,
+            self.cold_workers, self.cold_start_s, self.warm_workers, started["forked"], started["spawned"],
+            started["why_spawned"], started["zygote_import_s"],
         )  # fmt: skip
 
-    def started_workers(self, warm: int, cold: int, cold_start_s: float | None) -> None:
-        """Count the workers of this sweep: ``warm`` from the pool, ``cold`` started (the slowest took ``cold_start_s``).
+    def worker_start(self) -> dict[str, Any]:
+        """How the cold workers started: ``{"forked": n, "spawned": m, "why_spawned": the most frequent
+        reason or None, "zygote_import_s": seconds or None}``."""
+        reasons = Counter(s.why_spawned for s in self.worker_starts if not s.forked and s.why_spawned)
+        imports = [s.zygote_import_s for s in self.worker_starts if s.zygote_import_s is not None]
+        return {
+            "forked": sum(s.forked for s in self.worker_starts),
+            "spawned": sum(not s.forked for s in self.worker_starts),
+            "why_spawned": reasons.most_common(1)[0][0] if reasons else None,
+            "zygote_import_s": max(imports, default=None),
+        }
+
+    def started_workers(
+        self, warm: int, cold: int, cold_start_s: float | None, start: WorkerStart | None = None
+    ) -> None:
+        """Count the workers of this sweep: ``warm`` from the pool, ``cold`` started (the slowest took
+        ``cold_start_s``); ``start``: how one of the cold ones started, told once it is ready.
 
         ``workers`` (how many compile at once) is the engine's to say: a worker started to
         replace one that was killed adds to ``cold_workers``, not to it.
@@ -168,6 +213,8 @@ class Timeline:
         self.cold_workers += cold
         if cold_start_s is not None:
             self.cold_start_s = max(self.cold_start_s or 0.0, cold_start_s)
+        if start is not None:
+            self.worker_starts.append(start)
 
 
 def _fraction(part: float, whole: float) -> float:

@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 from typing import IO
 
+from tilelab.tune.timeline import WorkerStart
 from tilelab.tune.zygote import STATUS
 
 __all__ = ["WorkerProcess"]
@@ -43,6 +44,8 @@ class WorkerProcess:
         self.ends = [stdin, stdout, log.fileno(), status]  # the child's, kept until it holds them
         self.returncode: int | None = None
         self.forked = False
+        self.why_spawned: str | None = None  # why the zygote did not serve it (the line its log has)
+        self.zygote_import_s: float | None = None  # the zygote's own import time, where known
         self.env, self._log = env, log
         try:
             self.cwd = str(Path.cwd())  # where a spawned worker would start
@@ -60,20 +63,30 @@ class WorkerProcess:
         self._answered.wait()
         return self._spawned.pid if self._spawned is not None else self._pid
 
-    def became(self, pid: int, pidfd: int) -> None:
-        """The zygote forked this worker as ``pid``."""
+    @property
+    def started(self) -> WorkerStart | None:
+        """How it started (forked, or spawned and why), for the sweep's timeline; None until it has."""
+        if not self._answered.is_set():
+            return None
+        return WorkerStart(self.forked, None if self.forked else self.why_spawned, self.zygote_import_s)
+
+    def became(self, pid: int, pidfd: int, zygote_import_s: float | None = None) -> None:
+        """The zygote (its import took ``zygote_import_s``) forked this worker as ``pid``."""
         with self._lock:
             self._pid, self._pidfd, self.forked = pid, pidfd, True
+            self.zygote_import_s = zygote_import_s
             if self._killed:  # stopped while the zygote was busy: nobody waits for it any more
                 _signal(pidfd)
                 self._close("_pidfd")
                 self._close("_status")
             self._settled()
 
-    def spawn(self, why: str | None) -> None:
-        """Start this worker as an interpreter of its own (``why`` the zygote did not serve it, for its log)."""
+    def spawn(self, why: str | None, zygote_import_s: float | None = None, logged: bool = True) -> None:
+        """Start this worker as an interpreter of its own: ``why`` the zygote did not serve it (for its log
+        unless not ``logged``, and the sweep's timeline), the zygote's import time if it got that far."""
         with self._lock:
-            if why:
+            self.why_spawned, self.zygote_import_s = why, zygote_import_s
+            if why and logged:
                 self._log.write(f"tilelab: this compile worker was started as its own interpreter: {why}\n".encode())
                 self._log.flush()
             try:

@@ -62,7 +62,7 @@ def main() -> None:
     import_s = worker.warm_up()
     unsafe = _unsafe_to_fork()
     if unsafe:
-        control.send(b"unsafe " + unsafe.encode())
+        control.send(b"unsafe " + json.dumps({"why": unsafe, "import_s": import_s}).encode())
         _refuse(control, parent_fd)
         return
     control.send(b"ready " + json.dumps({"pid": os.getpid(), "import_s": import_s}).encode())
@@ -77,11 +77,32 @@ def _unsafe_to_fork() -> str | None:
     """Why forking this process now would be unsafe (other threads, CUDA initialised), or None."""
     threads = sum(1 for _ in Path("/proc/self/task").iterdir())
     if threads > 1 or threading.active_count() > 1:
-        return f"its imports left {threads} threads running; a fork would copy their locks, not them"
+        return (
+            f"its imports left {threads} threads running; a fork would copy their locks, not them "
+            f"({_thread_names()})"
+        )
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_initialized():
         return "its imports initialised CUDA, which does not survive a fork"
     return None
+
+
+def _thread_names() -> str:
+    """Which threads run: Python's by name, and the OS's by the name each has in /proc (what started them)."""
+    python = _counted(thread.name for thread in threading.enumerate())
+    names = []
+    for task in sorted(Path("/proc/self/task").iterdir(), key=lambda path: int(path.name)):
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            names.append((task / "comm").read_text().strip())
+    return f"Python's threads: {python}; the OS's threads: {_counted(names) or 'unknown'}"
+
+
+def _counted(names) -> str:
+    """``MainThread, openblas ×3``: each name once, in first-seen order, with how many bear it."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return ", ".join(name if count == 1 else f"{name} ×{count}" for name, count in counts.items())
 
 
 def _refuse(control: socket.socket, parent_fd: int) -> None:
