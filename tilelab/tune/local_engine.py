@@ -3,9 +3,11 @@
 Why processes. Threads overlap TileLang compiles well (lowering releases the
 GIL, nvcc is a subprocess), but a config whose elaboration or lowering hangs
 or crashes would take the notebook's kernel with it, and a thread cannot be
-killed. Each worker is a fresh interpreter (``python -m tilelab.tune.worker``,
-the "spawn" model: never ``fork`` after torch and tilelang are imported) that
-imports tilelang once and compiles one config at a time; a config past its
+killed. Each worker is forked by the zygote (:mod:`tilelab.tune.zygote`, a
+process that imported tilelang once and never touches CUDA; never a ``fork`` of
+the notebook's process, which holds torch and the GPU), or where the zygote
+cannot serve, a fresh interpreter (``python -m tilelab.tune.worker``) that
+imports tilelang itself; it compiles one config at a time; a config past its
 ``timeout`` gets its worker killed (a replacement starts when there is work
 for it), and becomes a ``timeout`` row. Workers are plain subprocesses
 speaking pickles over pipes rather than a ``multiprocessing`` pool: a pool
