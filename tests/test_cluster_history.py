@@ -178,13 +178,13 @@ def test_reading_the_history_of_an_empty_postgres_database_creates_nothing(url):
 def test_hosts_opening_a_new_postgres_history_at_once_create_it_once(url):
     failures: list[BaseException] = []
 
-    def open_store() -> None:
+    def open_store(host: int) -> None:
         try:
-            TuningStore(url).write(KEY, f"run-{threading.get_ident()}", TuneRow(0, {"block": 32}, TuneStatus.OK, latency_ms=1.0))
+            TuningStore(url).write(KEY, f"run-of-host-{host}", TuneRow(0, {"block": 32}, TuneStatus.OK, latency_ms=1.0))
         except BaseException as exc:  # collected for the assertion below
             failures.append(exc)
 
-    threads = [threading.Thread(target=open_store) for _ in range(4)]
+    threads = [threading.Thread(target=open_store, args=(host,)) for host in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -138,6 +138,7 @@ class DaskEngine:
         self._current: dict[tuple[str, int], Any] = {}  # the live future of each (stage, index)
         self._tasks: dict[str, tuple[str, int, dict]] = {}  # key -> stage, index, config
         self._losses_seen = 0.0  # the scheduler's time of the last worker removal already read
+        self._lost_on: dict[str, str] = {}  # task key -> the removed worker it was processing on, until read
         self._restricted: dict[str, list[str]] = {}  # compile key -> the workers it may run on
         self._attempts = itertools.count()
         self._polled = 0.0
@@ -317,7 +318,9 @@ class DaskEngine:
         exc = future.exception() if future.status == "error" else None
         # exc None: its result was lost with its worker. (KilledWorker by name: distributed is an optional extra.)
         if exc is None or type(exc).__name__ == "KilledWorker":
-            return [Lost(index, config, stage, str(getattr(getattr(exc, "last_worker", None), "address", "?")))]
+            self._note_removed_workers()
+            address = self._lost_on.pop(future.key, None) or getattr(getattr(exc, "last_worker", None), "address", None)
+            return [Lost(index, config, stage, str(address or "?"))]
         if isinstance(exc, TuneSetupError):
             self.cancel()
             raise TuneSetupError(str(exc))
@@ -341,13 +344,14 @@ class DaskEngine:
         if not self._tasks:
             return []
         lost = []
-        for address, keys in self._removed_workers():
-            for key in keys:
-                if key in self._tasks:  # whether or not Dask has rescheduled it
-                    stage, index, config = self._tasks.pop(key)
-                    self._current.pop((stage, index)).cancel()
-                    self._restricted.pop(key, None)
-                    lost.append(Lost(index, config, stage, address))
+        self._note_removed_workers()
+        for key, address in self._lost_on.items():
+            if key in self._tasks:  # whether or not Dask has rescheduled it
+                stage, index, config = self._tasks.pop(key)
+                self._current.pop((stage, index)).cancel()
+                self._restricted.pop(key, None)
+                lost.append(Lost(index, config, stage, address))
+        self._lost_on.clear()
         holding = self.client.processing()
         now = {key for keys in holding.values() for key in keys}
         stranded = [
@@ -362,14 +366,13 @@ class DaskEngine:
             self.compile(index, config)
         return lost
 
-    def _removed_workers(self) -> list[tuple[str, list[str]]]:
-        """Each worker the scheduler removed since the last call, with the keys it was processing."""
-        removed = []
+    def _note_removed_workers(self) -> None:
+        """Remember, for each task key, the worker it was processing on when the scheduler removed that worker."""
         for stamp, event in self.client.get_events("all"):
             if stamp > self._losses_seen and isinstance(event, dict) and event.get("action") == "remove-worker":
-                removed.append((str(event.get("worker", "?")), [str(k) for k in event.get("processing-tasks", ())]))
+                for key in event.get("processing-tasks", ()):
+                    self._lost_on[str(key)] = str(event.get("worker", "?"))
                 self._losses_seen = stamp
-        return removed
 
     def _workers(self, fresh: bool = False) -> dict[str, dict]:
         taken, workers = self._info
