@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from python_child import finish, start_python
 
 import tilelab
 from tilelab.provenance import PROVENANCE_COLUMNS
@@ -193,10 +194,10 @@ def test_sigint_mid_sweep_keeps_finished_rows_and_a_readable_database(tmp_path):
                               on_row=lambda row: print("row", row.status.value, flush=True))
         print("partial", result.partial, result.done, flush=True)
     """)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    proc = start_python(script)
     first = proc.stdout.readline().strip()  # block 0 failed; block 96 hangs until interrupted
     proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=60)
+    out = finish(proc, timeout_s=60)
 
     assert first == "row compile_error"
     assert out.strip() == "partial True 1"

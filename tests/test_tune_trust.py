@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from python_child import finish, start_python
 from tune_kernels import kernel_module
 
 import tilelab
@@ -290,7 +291,7 @@ def _start(body: str) -> subprocess.Popen:
         textwrap.dedent(body).strip(),
         'print("partial", result.partial, sorted(row.status.value for row in result.rows.values()), flush=True)',
     ])  # fmt: skip
-    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    return start_python(script)
 
 
 def _stored(db: Path) -> list[tuple]:
@@ -316,7 +317,7 @@ def test_sigint_while_compiling_keeps_the_compiled_configs_and_the_next_run_meas
     proc = _start(f"result = tilelab.tune(scale_add, block=tilelab.choices([32, 64, 96]), timeout=600, db={str(db)!r})")
     _wait_for_compiled(db, 2)  # 96 hangs: the sweep never leaves its compile phase
     proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=60)
+    out = finish(proc, timeout_s=60)
 
     assert out.strip() == "partial True ['compiled', 'compiled']"
     assert _stored(db) == [(32, "compiled", None), (64, "compiled", None)]
@@ -340,7 +341,7 @@ def test_sigint_while_benchmarking_keeps_the_configs_not_yet_timed(tmp_path):
     """)
     assert proc.stdout.readline().strip() == "benchmarking"  # the second of three benchmarks, stuck
     proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=60)
+    out = finish(proc, timeout_s=60)
 
     assert out.strip() == "partial True ['compiled', 'compiled', 'ok']"
     stored = _stored(db)

@@ -1,0 +1,36 @@
+"""A Python script in a child process that, when a test waits for it too long, says where it is stuck."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+_STACKS_ON_SIGUSR1 = "import faulthandler, signal; faulthandler.register(signal.SIGUSR1, all_threads=True)\n"
+
+
+def start_python(script: str) -> subprocess.Popen:
+    """Run ``script`` in a new Python process; its stdout is a text pipe, its stderr a file ``finish`` reads."""
+    stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - it lives as long as the child
+    proc = subprocess.Popen([sys.executable, "-c", _STACKS_ON_SIGUSR1 + script], stdout=subprocess.PIPE, stderr=stderr, text=True)
+    proc.stderr_file = stderr  # type: ignore[attr-defined]
+    return proc
+
+
+def finish(proc: subprocess.Popen, timeout_s: float) -> str:
+    """The rest of the child's stdout once it exits; past ``timeout_s``, fail with the stacks of all its threads."""
+    try:
+        out, _ = proc.communicate(timeout=timeout_s)
+        return out
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)
+        try:
+            proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+        proc.stderr_file.seek(0)  # type: ignore[attr-defined]
+        pytest.fail(f"the child did not exit within {timeout_s} s; its stderr and stacks:\n{proc.stderr_file.read()[-6000:]}")  # type: ignore[attr-defined]
