@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelab._time_limit import EXPLORE_TIMEOUT_S
 from tilelab.version import __version__
 
 __all__ = [
@@ -41,15 +40,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     unload_extension(ipython)
 
 
-def explore(
-    kernel: Any,
-    *args: Any,
-    arch: str | None = None,
-    target: Any = None,
-    machine_code: bool = True,
-    timeout: float | None = EXPLORE_TIMEOUT_S,
-    **kwargs: Any,
-):
+def explore(kernel: Any, *args: Any, **options: Any):
     """Compile ``kernel`` with its passes recorded and return a :class:`~tilelab.records.KernelRecord`.
 
     Parameters
@@ -57,9 +48,10 @@ def explore(
     kernel
         A ``@tilelang.jit`` function (classic: returns a ``@T.prim_func``; eager:
         ``T.Tensor`` annotations) or a bare ``PrimFunc``.
-    *args, **kwargs
+    *args, **options
         What the kernel is elaborated with: Python parameters for classic kernels,
-        tensors (``torch.empty(..., device="meta")`` or :func:`place`) for eager ones.
+        tensors (``torch.empty(..., device="meta")`` or :func:`place`) for eager ones;
+        and these keywords of TileLab's own:
     arch
         Without a GPU, the CUDA architecture to lower for (default ``sm_90``).
     target
@@ -86,7 +78,7 @@ def explore(
     from tilelab.display import ensure_registered
 
     ensure_registered()
-    return _explore(kernel, *args, arch=arch, target=target, machine_code=machine_code, timeout=timeout, **kwargs)
+    return _explore(kernel, *args, **options)
 
 
 def place(*shape: int, dtype: Any = None):

@@ -9,6 +9,7 @@ or ``"clear"`` (everything was forgotten; the item is None).
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections import OrderedDict
@@ -96,10 +97,7 @@ class Registry:
         return record
 
     def get(self, record_id: str) -> KernelRecord:
-        with self._lock:
-            if record_id in self._records:
-                return self._records[record_id]
-        raise KeyError(f"no kernel record with id {record_id!r}")
+        return self._find(self._records, record_id, "kernel record")
 
     def records(self) -> list[KernelRecord]:
         with self._lock:
@@ -120,14 +118,17 @@ class Registry:
         self._notify("tuning", run)
 
     def tuning_run(self, run_id: str) -> TuningRun:
-        with self._lock:
-            if run_id in self._tuning:
-                return self._tuning[run_id]
-        raise KeyError(f"no tuning run with id {run_id!r}")
+        return self._find(self._tuning, run_id, "tuning run")
 
     def tuning_runs(self) -> list[TuningRun]:
         with self._lock:
             return list(self._tuning.values())
+
+    def _find(self, items: Bounded, item_id: str, what: str) -> Any:
+        with self._lock:
+            if item_id in items:
+                return items[item_id]
+        raise KeyError(f"no {what} with id {item_id!r}")
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(event, item)`` on every change; returns an unsubscribe function."""
@@ -159,12 +160,7 @@ class Registry:
                 _log.warning("tilelab registry listener %r failed", listener, exc_info=True)
 
 
-_default: Registry | None = None
-
-
+@functools.cache
 def default_registry() -> Registry:
     """The registry of this Python session."""
-    global _default
-    if _default is None:
-        _default = Registry()
-    return _default
+    return Registry()

@@ -5,51 +5,10 @@ import nothing heavy, and know nothing of views. ``KernelRecord.to_json`` /
 ``KernelRecord.from_json`` carry ``FORMAT_VERSION``.
 """
 
+from tilelab.records import machine_code, parts, profile
 from tilelab.records.kernel import FORMAT_VERSION, KernelRecord
-from tilelab.records.machine_code import CodeLineLink, KernelResources, MachineCodeRecord, OccupancyRecord
-from tilelab.records.parts import (
-    CellLink,
-    CompileMode,
-    ErrorRecord,
-    FoundThrough,
-    LaunchRecord,
-    LayoutKind,
-    LayoutRecord,
-    LineLink,
-    PassRecord,
-    SourceMap,
-    SourceRecord,
-    StaticEstimate,
-    Status,
-    TileOp,
-    TimingRecord,
-)
-from tilelab.records.profile import KernelProfile, ProfileAdvice, ProfileRecord, RooflinePosition
+from tilelab.records.machine_code import *  # noqa: F403  (the package offers each module's __all__)
+from tilelab.records.parts import *  # noqa: F403
+from tilelab.records.profile import *  # noqa: F403
 
-__all__ = [
-    "FORMAT_VERSION",
-    "CellLink",
-    "CodeLineLink",
-    "CompileMode",
-    "ErrorRecord",
-    "FoundThrough",
-    "KernelProfile",
-    "KernelRecord",
-    "KernelResources",
-    "LaunchRecord",
-    "LayoutKind",
-    "LayoutRecord",
-    "LineLink",
-    "MachineCodeRecord",
-    "OccupancyRecord",
-    "PassRecord",
-    "ProfileAdvice",
-    "ProfileRecord",
-    "RooflinePosition",
-    "SourceMap",
-    "SourceRecord",
-    "StaticEstimate",
-    "Status",
-    "TileOp",
-    "TimingRecord",
-]
+__all__ = ["FORMAT_VERSION", "KernelRecord", *machine_code.__all__, *parts.__all__, *profile.__all__]

@@ -7,6 +7,8 @@ from typing import Any
 
 from tilelab.records.encoding import encode
 
+__all__ = ["CodeLineLink", "KernelResources", "MachineCodeRecord", "OccupancyRecord"]
+
 
 @dataclass(frozen=True)
 class KernelResources:

@@ -12,6 +12,24 @@ import numpy as np
 from tilelab._hooks import render
 from tilelab.records.encoding import values_equal
 
+__all__ = [
+    "CellLink",
+    "CompileMode",
+    "ErrorRecord",
+    "FoundThrough",
+    "LaunchRecord",
+    "LayoutKind",
+    "LayoutRecord",
+    "LineLink",
+    "PassRecord",
+    "SourceMap",
+    "SourceRecord",
+    "StaticEstimate",
+    "Status",
+    "TileOp",
+    "TimingRecord",
+]
+
 
 class Status(str, Enum):
     """Whether the compile finished."""

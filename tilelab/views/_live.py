@@ -10,6 +10,7 @@ output goes blank in a live notebook; a view shown again builds a new tree.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
@@ -77,12 +78,7 @@ def close_tree(root: Any) -> None:
         widget.close()
 
 
-_live: LiveViews | None = None
-
-
+@functools.cache
 def live_views() -> LiveViews:
     """The live trees of this Python session."""
-    global _live
-    if _live is None:
-        _live = LiveViews()
-    return _live
+    return LiveViews()

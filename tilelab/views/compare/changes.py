@@ -4,6 +4,8 @@ recompiled (or was a cache hit), each one escaped line, drawn by :mod:`tilelab.v
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 from tilelab.views.compare.data import since_data, why_data
@@ -12,36 +14,43 @@ from tilelab.views.compare.snapshot import since_html, since_text, why_html
 __all__ = ["SinceLastRunView", "WhyView"]
 
 
-class SinceLastRunView:
+class _LineView:
+    """One escaped line of HTML and its plain text: ``drawn_by`` is (its data dict of the item, that dict's HTML, its text)."""
+
+    drawn_by: tuple[Callable[[Any], dict], Callable[[dict], str], Callable[[dict], str]]
+
+    def __init__(self, item: Any) -> None:
+        self.item = item
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.item.name}>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
+        data_of, html, text = self.drawn_by
+        data = data_of(self.item)
+        return {"text/html": html(data), "text/plain": text(data)}
+
+    def to_html(self) -> str:
+        data_of, html, _ = self.drawn_by
+        return html(data_of(self.item))
+
+
+class SinceLastRunView(_LineView):
     """A :class:`~tilelab.runs.SinceLastRun` as one escaped line of HTML (details folded) and plain text,
     with the line saying which components of TileLang's cache key changed under it."""
 
-    def __init__(self, since: Any) -> None:
-        self.since = since
+    drawn_by = (since_data, since_html, since_text)
 
-    def __repr__(self) -> str:
-        return f"<SinceLastRunView {self.since.name} run {self.since.run}>"
-
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
-        data = since_data(self.since)
-        return {"text/html": since_html(data), "text/plain": since_text(data)}
-
-    def to_html(self) -> str:
-        return since_html(since_data(self.since))
+    @property
+    def since(self) -> Any:
+        return self.item
 
 
-class WhyView:
+class WhyView(_LineView):
     """A :class:`~tilelab.recompiled.WhyRecompiled` as one escaped line: why it recompiled, or that it was a cache hit."""
 
-    def __init__(self, why: Any) -> None:
-        self.why = why
+    drawn_by = (why_data, why_html, itemgetter("line"))
 
-    def __repr__(self) -> str:
-        return f"<WhyView {self.why.name}>"
-
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
-        data = why_data(self.why)
-        return {"text/html": why_html(data), "text/plain": data["line"]}
-
-    def to_html(self) -> str:
-        return why_html(why_data(self.why))
+    @property
+    def why(self) -> Any:
+        return self.item
