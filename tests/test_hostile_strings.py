@@ -8,6 +8,7 @@ notebook output (live, saved, nbconvert'ed or sent to the panel) never runs them
 from __future__ import annotations
 
 import html
+import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +26,7 @@ from tilelab.tune.store import RunKey, TuningStore
 from tilelab.views import record_view
 from tilelab.views.overview.snapshot import overview_snapshot
 from tilelab.views.tuning import TuningView
+from tilelab.views.tuning.snapshot import tuning_html
 
 HOSTILE = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "</textarea><svg onload=alert(1)>", "{{7*7}}")
 LINE = " ".join(HOSTILE)
@@ -187,16 +189,16 @@ def test_the_pivot_table_frame_renders_inert():
     assert_inert(table._repr_html_(), LINE)
 
 
-def test_the_live_tuning_widget_is_inert():
+def test_the_live_tuning_widget_gets_hostile_strings_as_plain_text_and_its_snapshot_keeps_them_inert():
     view = TuningView(hostile_result())
 
-    values = html_widget_values(view.widget)  # progress, heat map, rows, timeline
+    sent = view.widget.answer({"id": 1, "type": "tuning"})  # what tuning.ts sets as text, never as markup
 
-    assert len(values) == 4
-    for value in values:
-        assert_inert(value)
-    assert any(f"ptxas: {LINE}" in html.unescape(v) for v in values)
-    assert LINE in html.unescape(view.pivot_html())  # hostile config values label the heat map, as text
+    texts = json.dumps(sent, ensure_ascii=False)
+    assert sent["progress"]["kernel"] == f"matmul{LINE}" and LINE in [row["label"] for row in sent["pivot"]["rows"]]
+    assert f"ptxas: {LINE}" in [text for line in sent["rows"]["cells"] for text in line]
+    assert "&lt;" not in texts  # not escaped for HTML: the front-end escapes nothing, it only sets text
+    assert_inert(tuning_html(sent), f"matmul{LINE}", f"ptxas: {LINE}", f"block_N{LINE}", LINE)
 
 
 def test_hostile_rows_from_the_sqlite_history_stay_inert(tmp_path):

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 
 import pytest
 from htmlcheck import parse
+from tabdata import as_sent
 
 from tilelab.registry import Registry, default_registry
 from tilelab.tune.noise import Verdict
 from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
 from tilelab.tune.timeline import Span, Timeline
-from tilelab.views import tuning
+from tilelab.views import tuning, widgets
 from tilelab.views.tuning import TuningView
-from tilelab.views.tuning.snapshot import heat_colour, live_pieces, tuning_html
+from tilelab.views.tuning.colours import PHASE_COLOURS, heat_colour
+from tilelab.views.tuning.snapshot import tuning_html
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 VIEW_MIME = "application/vnd.tilelab.view+json"
@@ -36,6 +37,17 @@ def _result(running=False) -> TuneResult:
 def _state(view: TuningView) -> str:
     (state,) = parse(view.progress_html()).find_all("span", data_tilelab="tuning-state")
     return state.all_text()
+
+
+def _asked(view: TuningView) -> dict:
+    """What the live widget's front-end gets when it asks for the data (a ``tuning`` request), as it arrives."""
+    reply = as_sent(view.widget.answer({"id": 7, "type": "tuning"}))
+    assert (reply.pop("id"), reply.pop("type")) == (7, "tuning")
+    return reply
+
+
+def _cell_texts(data: dict) -> list[str]:
+    return [cell["text"] for row in data["pivot"]["rows"] for cell in row["cells"] if cell is not None]
 
 
 def test_best_is_the_fastest_ok_row():
@@ -110,21 +122,27 @@ def test_a_tuning_result_displays_as_its_view_once_tilelab_is_loaded(ip):
 def test_the_live_widget_follows_the_run_through_the_registry_until_it_ends():
     result = _result(running=True)
     view = TuningView(result)
-    progress, pivot, _timeline, _table = view.widget.children
-    assert "0.5" in pivot.value and "running…" in progress.value
+    widget = view.widget
+    shown = widget.revision
+    assert _asked(view)["progress"]["state"] == "running…" and "0.5" in _cell_texts(_asked(view))
 
     result.rows.pop(1)
     result.running, result.partial = False, True  # interrupted
     default_registry().track_tuning(result)  # what the sweep does as rows arrive and at its end
 
-    assert "3/4 configs" in progress.value and "interrupted (partial)" in progress.value
-    assert ">0.5<" not in pivot.value and view._unsubscribe is None
+    assert widget.revision > shown  # the front-end asks again
+    data = _asked(view)
+    assert data["progress"]["counts"] == "3/4 configs" and data["progress"]["state"] == "interrupted (partial)"
+    assert "0.5" not in _cell_texts(data)
+    ended = widget.revision
+    default_registry().track_tuning(result)
+    assert widget.revision == ended  # the run ended: the view no longer follows it
 
 
 def test_a_view_shown_before_the_sweep_starts_follows_it_to_the_end():
     result = TuneResult("matmul", ({"block_M": 64}, {"block_M": 128}), ("block_M",), "cpu")
     view = TuningView(result)
-    progress = view.widget.children[0]
+    widget = view.widget
     default_registry().track_tuning(result)  # announced before it runs: still listening
 
     result.running = True
@@ -133,7 +151,20 @@ def test_a_view_shown_before_the_sweep_starts_follows_it_to_the_end():
     result.running = False
     default_registry().track_tuning(result)
 
-    assert "2/2 configs, <span data-tilelab='tuning-state'>done" in progress.value and view._unsubscribe is None
+    progress = _asked(view)["progress"]
+    assert (progress["counts"], progress["state"]) == ("2/2 configs", "done") and widget.revision > 0
+    ended = widget.revision
+    default_registry().track_tuning(result)
+    assert widget.revision == ended
+
+
+def test_a_finished_run_is_not_followed():
+    view = TuningView(_result())
+    widget = view.widget
+
+    default_registry().track_tuning(view.result)
+
+    assert widget.revision == 0 and _asked(view)["progress"]["state"] == "done"
 
 
 def test_pivot_needs_two_swept_parameters():
@@ -155,14 +186,10 @@ def _everything() -> TuneResult:
     return result
 
 
-def _roundtrip(data: dict) -> dict:
-    return json.loads(json.dumps(data, allow_nan=False))
-
-
 def test_the_snapshot_is_rendered_from_the_tab_data_alone():
     view = TuningView(_everything())
 
-    data = _roundtrip(view.data())  # plain JSON: no NaN, no pandas or numpy values
+    data = as_sent(view.data())  # plain JSON: no NaN, no pandas or numpy values
 
     assert data == view.data()
     assert tuning_html(data) == view.to_html() and data["text"] == repr(view)
@@ -178,10 +205,34 @@ def test_the_snapshot_modules_read_no_records_or_tune_results():
         assert not {name for name in imported if name.startswith(("tilelab.records", "tilelab.tune"))}, path.name
 
 
-def test_the_live_widget_shows_the_same_data_through_the_same_renderers():
+def test_the_live_widget_receives_the_dict_the_snapshot_is_drawn_from():
     view = TuningView(_everything())
 
-    shown = [piece.value for piece in view.widget.children]
+    sent = _asked(view)
 
-    assert shown == live_pieces(_roundtrip(view.data(search=False)))
-    assert "data-tilelab='tuning-timeline'" in shown[2] and "re-benchmark: best by" in shown[0]
+    assert sent == as_sent(view.data(search=False))
+    assert tuning_html(sent) == view.to_html()  # a grid: no search charts, so the same dict draws the whole snapshot
+    assert sent["timeline"]["bars"] and sent["progress"]["verdict"].startswith("re-benchmark: best by")
+    assert (view.widget.kind, set(widgets.TuningWidget.class_own_traits(sync=True))) == ("tuning", {"revision"})
+
+
+def test_the_data_decides_every_colour_the_renderers_paint():
+    data = as_sent(TuningView(_everything()).data(search=False))
+
+    best = next(cell for row in data["pivot"]["rows"] for cell in row["cells"] if cell and cell["best"])
+    assert (best["text"], best["background"], best["colour"]) == ("0.5", *heat_colour(0.0))
+    assert {bar["colour"] for bar in data["timeline"]["bars"]} == {PHASE_COLOURS["compiling"]}
+    assert [bar["width"] for bar in data["progress"]["bars"]] == [100.0, 100.0, 25.0]
+    statuses = {text: colour for texts, colours in zip(data["rows"]["cells"], data["rows"]["colours"], strict=True)
+                for text, colour in zip(texts, colours, strict=True) if colour}
+    assert set(statuses) == {"ok", "mismatch"} and statuses["ok"] != statuses["mismatch"]
+
+
+def test_without_a_built_bundle_the_view_is_its_snapshot_under_a_line_saying_how_to_build_it(monkeypatch, tmp_path):
+    monkeypatch.setattr(widgets, "BUNDLE", tmp_path / "explorer.js")
+
+    bundle = TuningView(_result(running=True))._repr_mimebundle_()
+
+    assert WIDGET_MIME not in bundle
+    (notice,) = parse(bundle["text/html"]).find_all("p", data_tilelab="no-bundle")
+    assert "make setup" in notice.all_text() and parse(bundle["text/html"]).find_all("table", data_tilelab="tuning-rows")

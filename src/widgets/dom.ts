@@ -19,6 +19,23 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** An SVG element with an optional class, its attributes and text (set as text, like `h`). */
+export function svg(tag: string, className: string, attributes: Record<string, string | number>, text?: string): SVGElement {
+  const node = document.createElementNS(SVG_NS, tag);
+  if (className) {
+    node.setAttribute('class', className);
+  }
+  for (const [name, value] of Object.entries(attributes)) {
+    node.setAttribute(name, String(value));
+  }
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  return node;
+}
+
 /** A button with a tooltip. */
 export function button(label: string, title: string, onClick: () => void, className = 'tl-btn'): HTMLButtonElement {
   const node = h('button', className, label);

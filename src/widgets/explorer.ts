@@ -7,6 +7,7 @@ import { renderCompare } from './compare';
 import { h } from './dom';
 import { IRenderProps } from './model';
 import { renderExplorer } from './shell';
+import { renderTuning } from './tuning';
 
 function render({ model, el }: IRenderProps): () => void {
   el.classList.add('tilelab-widget');
@@ -15,6 +16,8 @@ function render({ model, el }: IRenderProps): () => void {
       return renderExplorer(model, el);
     case 'compare':
       return renderCompare(model, el);
+    case 'tuning':
+      return renderTuning(model, el);
     default:
       el.appendChild(h('p', 'tl-error', `TileLab cannot draw a ${JSON.stringify(model.get('kind'))} view.`));
       return () => undefined;

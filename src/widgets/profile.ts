@@ -7,7 +7,7 @@
  */
 
 import { Channel } from './channel';
-import { h, message } from './dom';
+import { h, message, svg } from './dom';
 
 interface IBar {
   label: string;
@@ -63,22 +63,6 @@ export interface IProfileData {
   kernels: IKernel[];
   device: string;
   notes: string[];
-}
-
-const SVG = 'http://www.w3.org/2000/svg';
-
-function svg(tag: string, className: string, attributes: Record<string, string | number>, text?: string): SVGElement {
-  const node = document.createElementNS(SVG, tag);
-  if (className) {
-    node.setAttribute('class', className);
-  }
-  for (const [name, value] of Object.entries(attributes)) {
-    node.setAttribute(name, String(value));
-  }
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  return node;
 }
 
 function bar(item: IBar): HTMLElement {

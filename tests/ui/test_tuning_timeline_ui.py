@@ -34,7 +34,7 @@ timeline.spans = spans
 run.verdict = Verdict(best=0, runner_up=3, margin_pct=0.4, noise_pct=0.7, tied=(3,))
 run
 """
-VIEW = ".jp-OutputArea-output .tilelab-tuning"
+VIEW = ".jp-OutputArea-output[data-shown='live'] .tilelab-tuning"  # the live widget (src/widgets/tuning.ts), not the snapshot
 
 
 def test_the_timeline_reads_in_light_and_dark_themes(lab):

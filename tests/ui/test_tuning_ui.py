@@ -1,4 +1,4 @@
-"""The tuning view in a real JupyterLab, light and dark: the latency heat map and the rows stay readable."""
+"""The tuning view in a real JupyterLab, light and dark: the latency heat map and the rows stay readable; a running sweep is redrawn."""
 
 from __future__ import annotations
 
@@ -21,7 +21,29 @@ for index, config in enumerate(configs):
         run.add(TuneRow(index, config, TuneStatus.OK, latency_ms=0.2 + 0.013 * (index * 5 % 9), compile_s=2.5))
 run
 """
-VIEW = ".jp-OutputArea-output .tilelab-tuning"
+RUNNING_CELL = """%load_ext tilelab
+from tilelab.registry import default_registry
+from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
+
+configs = tuple({"block_M": m, "block_N": n} for m in (64, 128) for n in (64, 128))
+live = TuneResult(kernel_name="matmul", configs=configs, swept=("block_M", "block_N"), device="NVIDIA H200", running=True)
+live.add(TuneRow(0, configs[0], TuneStatus.OK, latency_ms=0.3))
+live.compiled = live.benchmarked = 1
+live
+"""
+# What the sweep does as its last rows arrive: the view hears it from the registry and the widget asks again.
+FINISH = """
+for index, config in enumerate(configs[1:], start=1):
+    live.add(TuneRow(index, config, TuneStatus.OK, latency_ms=0.3 - 0.05 * index))
+live.compiled = live.benchmarked = 4
+live.running = False
+default_registry().track_tuning(live)
+"""
+EXECUTE = """async (code) => {
+    const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+    await kernel.requestExecute({ code }).done;
+}"""
+VIEW = ".jp-OutputArea-output[data-shown='live'] .tilelab-tuning"  # the live widget (src/widgets/tuning.ts), not the snapshot
 
 
 def test_the_tuning_view_reads_in_light_and_dark_themes(lab):
@@ -41,3 +63,19 @@ def test_the_tuning_view_reads_in_light_and_dark_themes(lab):
 
     with dark_theme(page):
         lab.screenshot("tuning-dark.png")
+
+
+def test_a_running_sweep_is_redrawn_as_the_registry_announces_its_rows(lab):
+    lab.write_notebook("running.ipynb", [RUNNING_CELL])
+    lab.open_notebook("running.ipynb")
+    lab.run_all()
+    page = lab.page
+    view = page.wait_for_selector(f"{VIEW}[data-revision='0']")
+    assert "1/4 configs, running…" in view.inner_text()
+
+    page.evaluate(EXECUTE, FINISH)
+
+    view.wait_for_selector("[data-tilelab='tuning-state']:text-is('done')")
+    assert "4/4 configs" in view.inner_text() and view.get_attribute("data-revision") != "0"
+    assert view.query_selector("td[data-best='true']").inner_text() == "0.15"
+    assert len(view.query_selector_all("table[data-tilelab='tuning-rows'] tbody tr")) == 4

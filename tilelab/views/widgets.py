@@ -17,7 +17,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-__all__ = ["BUNDLE", "CSS", "CompareWidget", "ExplorerWidget", "RequestWidget", "bundle_problem"]
+__all__ = ["BUNDLE", "CSS", "CompareWidget", "ExplorerWidget", "RequestWidget", "TuningWidget", "bundle_problem"]
 
 BUNDLE = Path(__file__).parent / "static" / "explorer.js"
 CSS = Path(__file__).parent / "assets" / "tilelab.css"
@@ -104,6 +104,15 @@ class ExplorerWidget(RequestWidget):
 
     def __repr__(self) -> str:
         return f"<ExplorerWidget {self.title}: tab {self.tab}, {len(self.passes.get('rows', ()))} passes>"
+
+
+class TuningWidget(RequestWidget):
+    """A tuning run: the front-end asks for its data dict (``tuning``) again whenever ``revision`` moves."""
+
+    revision = traitlets.Int(0).tag(sync=True)  # bumped as the run goes on
+
+    def __repr__(self) -> str:
+        return f"<TuningWidget revision {self.revision}>"
 
 
 class CompareWidget(RequestWidget):

@@ -2,12 +2,16 @@
 
 :mod:`~tilelab.views.tuning.data` shapes a :class:`~tilelab.tune.result.TuneResult`
 into one JSON-ready dict; :mod:`~tilelab.views.tuning.snapshot` renders that
-dict to script-free HTML. The live widget (``ipywidgets.HTML`` pieces, updated in
-place) shows the same renderings of the same dict, less the search charts.
+dict to script-free HTML, and ``src/widgets/tuning.ts`` draws the same dict
+(less the search charts) in the live widget, a
+:class:`~tilelab.views.widgets.TuningWidget` that asks for it on request.
 
-The live widget follows the run through the registry's tuning events (the
-sweep announces every row there), so any view of a running sweep stays
-current, the side panel's included, and stops listening when the run ends.
+The view follows the run through the registry's tuning events (the sweep
+announces every row there) and bumps the widget's ``revision`` (at most every
+0.25 s, and once more at the end), so any view of a running sweep stays
+current, the side panel's included; it stops listening when the run ends.
+Without a built widget bundle the view is the snapshot, under a line that says
+how to build it (updated once more when a sweep shown live ends).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from tilelab.registry import default_registry
 from tilelab.views._bundle import BundleView
 from tilelab.views.tuning import snapshot
 from tilelab.views.tuning.data import analysis_data, finished, pivot_data, progress_data, rows_data, tuning_data
+from tilelab.views.widgets import TuningWidget, bundle_problem
 
 __all__ = ["TuningView", "search_html"]
 
@@ -71,29 +76,28 @@ class TuningView(BundleView):
     def _build_html(self) -> str:
         return snapshot.tuning_html(self.data())
 
-    def _build_widget(self):
-        import ipywidgets as widgets
+    def widget_problem(self) -> str | None:
+        return bundle_problem()
 
-        self._pieces = [widgets.HTML(html) for html in snapshot.live_pieces(self.data(search=False))]
-        box = widgets.VBox(self._pieces)
-        box.add_class("tilelab-tuning")
+    def _build_widget(self):
+        widget = TuningWidget({"tuning": lambda _content: self.data(search=False)}, kind="tuning")
         if not finished(self.result) and self._unsubscribe is None:
             self._unsubscribe = default_registry().subscribe(self._on_event)
-        return box
+        return widget
 
     def _on_event(self, event: str, run: Any) -> None:
         if event == "tuning" and run is self.result:
             self.refresh(final=finished(run))
 
     def refresh(self, final: bool = False) -> None:
-        """Update the live widget (at most every 0.25 s unless ``final``); the snapshot is rebuilt on demand."""
+        """Have the live widget ask for the data again (at most every 0.25 s unless ``final``); the snapshot is rebuilt on demand."""
         self._html = None
-        if final and self._unsubscribe is not None:
+        widget = self._widget
+        closed = widget is not None and widget.comm is None  # a closed output: nothing left to follow for
+        if (final or closed) and self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        if self._widget is None or (not final and time.monotonic() - self._last < _MIN_INTERVAL_S):
+        if widget is None or closed or (not final and time.monotonic() - self._last < _MIN_INTERVAL_S):
             return
         self._last = time.monotonic()
-        for piece, html in zip(self._pieces, snapshot.live_pieces(self.data(search=False)), strict=True):
-            piece.value = html
-
+        widget.revision += 1

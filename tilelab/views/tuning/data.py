@@ -2,14 +2,16 @@
 
 The only code that shapes what the tuning view shows: :func:`tuning_data`
 returns plain JSON types (str, int, float, bool, None, lists, dicts; no NaN),
-which :mod:`tilelab.views.tuning.snapshot` renders to script-free HTML and the
-live widget shows through the same renderers. Its parts:
+which :mod:`tilelab.views.tuning.snapshot` renders to script-free HTML and
+``src/widgets/tuning.ts`` draws live. Labels, formatted numbers, colours
+(:mod:`~tilelab.views.tuning.colours`) and the timeline's geometry are decided
+here, once; both renderers only draw them. Its parts:
 
 - ``progress``: the kernel, where it ran, counts, state, the bars, notes and the re-benchmark's verdict;
-- ``pivot``: latency over two swept parameters (None without two, or without timings);
+- ``pivot``: latency over two swept parameters, each cell's text and colours (None without two, or without timings);
 - ``search``: best-so-far curves and parameter importance (None for a grid), from :mod:`tilelab.tune.search_analysis`;
-- ``timeline``: the phases of the first :data:`TIMELINE_ROWS` configs (None before any was recorded);
-- ``rows``: the latest rows, only the columns some row has a value in;
+- ``timeline``: the phases of the first :data:`TIMELINE_ROWS` configs as a Gantt chart (None before any was recorded);
+- ``rows``: the latest rows as text, only the columns some row has a value in, statuses coloured;
 - ``text``: the short ``text/plain``.
 """
 
@@ -21,7 +23,8 @@ from typing import Any
 
 from tilelab.provenance import PROVENANCE_COLUMNS
 from tilelab.tune.search_analysis import best_so_far, parameter_importance
-from tilelab.tune.timeline import PHASES
+from tilelab.views.tuning.colours import BAR_COLOURS, BEST_MARK, STATUS_COLOURS, heat_colour
+from tilelab.views.tuning.data_timeline import TIMELINE_ROWS, timeline_data
 
 __all__ = [
     "ROW_LIMIT",
@@ -38,8 +41,6 @@ __all__ = [
 ]
 
 ROW_LIMIT = 200
-TIMELINE_ROWS = 80
-_LABEL_CHARS = 200  # a timeline row's label as its tooltip says it; the chart cuts it shorter
 _AXES = {"benchmarks": ("benchmark", "benchmarks"), "wall": ("elapsed_s", "wall time (s)")}
 
 
@@ -69,10 +70,8 @@ def progress_data(result: Any) -> dict[str, Any]:
     """Counts, state, the bars (compiled, benchmarked when runnable, failed), notes and what the re-benchmark said."""
     r = result
     cached = sum(1 for row in r.rows.values() if row.cached)
-    bars = [{"label": "compiled", "count": r.compiled + cached}]
-    if r.runnable:
-        bars.append({"label": "benchmarked", "count": r.benchmarked + cached})
-    bars.append({"label": "failed", "count": r.num_errors})
+    counts = {"compiled": r.compiled + cached, "benchmarked": r.benchmarked + cached if r.runnable else None, "failed": r.num_errors}
+    bars = [_bar(label, count, r.total) for label, count in counts.items() if count is not None]
     state = r.gpu_state or {}
     gpu = None
     if state.get("start") and state.get("end"):
@@ -82,13 +81,20 @@ def progress_data(result: Any) -> dict[str, Any]:
         "where": _where(r),
         "done": r.done,
         "total": r.total,
+        "counts": f"{r.done}/{r.total} configs",
         "state": _state(r),
         "bars": bars,
         "notes": [str(note) for note in getattr(r, "notes", [])],
-        "verdict": r.verdict_text() if r.verdict is not None else None,
+        "verdict": f"re-benchmark: {r.verdict_text()}" if r.verdict is not None else None,
         "coverage": r.coverage() if r.budget_reached else None,
         "gpu": gpu,
     }
+
+
+def _bar(label: str, count: int, total: int) -> dict[str, Any]:
+    """One progress bar: its fill (0..100) and colour, and ``count/total`` as text."""
+    width = 100.0 * min(count, total) / max(total, 1)
+    return {"label": label, "count": count, "text": f"{count}/{total}", "width": round(width, 1), "colour": BAR_COLOURS[label]}
 
 
 def _state(result: Any) -> str:
@@ -118,20 +124,26 @@ def _gpu(state: dict) -> str:
 
 # -- the rows ------------------------------------------------------------------------------------------------
 def rows_data(result: Any, limit: int = ROW_LIMIT) -> dict[str, Any]:
-    """The latest ``limit`` rows: ``columns``, ``numeric`` (right-aligned) and ``cells``; a column no row has a value in is left out."""
+    """The latest ``limit`` rows: ``columns``, ``numeric`` (right-aligned), ``cells`` as text and their ``colours``.
+
+    A column no row has a value in is left out; floats read to 4 significant
+    digits, missing values are empty; only a status has a colour (None: the text's).
+    """
     frame = result.to_pandas()
     if frame.empty:
-        return {"columns": [], "numeric": [], "cells": []}
+        return {"columns": [], "numeric": [], "cells": [], "colours": []}
     # The key's hashes and TileLang's entry are for to_pandas() and why(); the table shows who served each compile.
     shown = frame.drop(columns=["device", *PROVENANCE_COLUMNS[1:]]).tail(limit).astype(object)
     shown = shown.where(shown.notna(), None)  # pandas' NA and NaN become None: one "missing" for every column
     marks = _marks(result)
     shown.insert(0, "best", [marks.get(row.index, "") for row in result.ordered_rows()[-len(shown) :]])
     columns = [c for c in shown.columns if c in result.swept or shown[c].map(_present).any()]
+    lines = [[_plain(value) for value in values] for values in shown[columns].itertuples(index=False)]
     return {
         "columns": [str(c) for c in columns],
         "numeric": [bool(shown[c].map(_numeric).any()) for c in columns],
-        "cells": [[_plain(value) for value in values] for values in shown[columns].itertuples(index=False)],
+        "cells": [[_text(value) for value in line] for line in lines],
+        "colours": [[STATUS_COLOURS.get(str(value)) if c == "status" else None for c, value in zip(columns, line, strict=True)] for line in lines],
     }
 
 
@@ -152,6 +164,13 @@ def _present(value: Any) -> bool:
     return plain is not None and plain != "" and plain is not False
 
 
+def _text(value: Any) -> str:
+    """A table value as text: floats to 4 significant digits, missing values empty."""
+    if value is None:
+        return ""
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 def _plain(value: Any) -> Any:
     """``value`` as a JSON value: None for missing (NaN too), numbers as int or float, anything else as its text."""
     if value is None or isinstance(value, (bool, str)):
@@ -165,23 +184,41 @@ def _plain(value: Any) -> Any:
 
 # -- the heat map ----------------------------------------------------------------------------------------------
 def pivot_data(result: Any, index: str | None = None, columns: str | None = None) -> dict[str, Any] | None:
-    """Latency (ms) over two swept parameters: labels as text, missing cells None; None when there is nothing to plot."""
+    """Latency (ms) over two swept parameters as a heat map; None when there is nothing to plot.
+
+    Labels as text; each row's ``values`` (None: missing) and ``cells``: the
+    value's ``text``, ``background`` (fastest bright), text ``colour`` and
+    whether it is the ``best`` (outlined in ``mark``); a missing cell is None.
+    """
     if len(result.swept) < 2 or not result.runnable:
         return None
     table = result.pivot_table(index, columns)
     if table.isna().all().all():
         return None
-    values = table.to_numpy(dtype=float)
+    values = [[None if math.isnan(v) else float(v) for v in line] for line in table.to_numpy(dtype=float)]
+    finite = [value for line in values for value in line if value is not None]
+    low, high = min(finite), max(finite)
+    index_name, columns_name = str(table.index.name), str(table.columns.name)
     return {
         "kernel": result.kernel_name,
-        "index_name": str(table.index.name),
-        "columns_name": str(table.columns.name),
+        "caption": f"latency (ms) of {result.kernel_name}: fastest bright, minimum outlined",
+        "corner": f"{index_name} \\ {columns_name}",
+        "index_name": index_name,
+        "columns_name": columns_name,
         "columns": [str(c) for c in table.columns],
+        "mark": BEST_MARK,
         "rows": [
-            {"label": str(label), "values": [None if math.isnan(v) else float(v) for v in line]}
+            {"label": str(label), "values": line, "cells": [_heat_cell(value, low, high) for value in line]}
             for label, line in zip(table.index, values, strict=True)
         ],
     }
+
+
+def _heat_cell(value: float | None, low: float, high: float) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    background, colour = heat_colour((value - low) / (high - low) if high > low else 0.0)
+    return {"text": f"{value:.4g}", "background": background, "colour": colour, "best": value == low}
 
 
 # -- the search ----------------------------------------------------------------------------------------------
@@ -227,32 +264,3 @@ def best_so_far_curve(result: Any, x: str = "benchmarks") -> dict[str, Any]:
             steps.append([float(r[column]), float(r["best_ms"])])
             last = r["best_ms"]
     return {"axis": x, "label": label, "points": points, "steps": steps}
-
-
-# -- the timeline ----------------------------------------------------------------------------------------------
-def timeline_data(result: Any, limit: int = TIMELINE_ROWS) -> dict[str, Any] | None:
-    """The sweep's phases: one row per config in the order taken (the first ``limit``), spans ``[index, phase, start, end, lane]``."""
-    record = getattr(result, "timeline_record", None)
-    spans = record.all_spans() if record is not None else []
-    if not spans:
-        return None
-    order = list(dict.fromkeys(span.index for span in spans))
-    drawn = order[:limit]
-    shown = set(drawn)
-    present = {span.phase for span in spans}
-    return {
-        "kernel": result.kernel_name,
-        "summary": result.timeline_summary(),
-        "wall_s": max(span.end_s for span in spans),
-        "phases": [phase for phase in PHASES if phase in present],
-        "rows": [{"index": index, "label": _label(result, index)} for index in drawn],
-        "spans": [[s.index, s.phase, s.start_s, s.end_s, s.lane] for s in spans if s.index in shown],
-        "left_out": max(len(order) - limit, 0),
-    }
-
-
-def _label(result: Any, index: int) -> str:
-    configs = result.configs
-    config = configs[index] if 0 <= index < len(configs) else {}
-    text = ", ".join(f"{k}={v}" for k, v in config.items() if k in result.swept) or f"config {index}"
-    return text if len(text) <= _LABEL_CHARS else text[: _LABEL_CHARS - 1] + "…"

@@ -1,0 +1,213 @@
+/**
+ * The Tuning view (`tilelab.tune`'s result, running or done): the progress (counts, state, one bar per
+ * count, notes, the re-benchmark's verdict, coverage, the GPU's state), the latency heat map, the
+ * timeline (`tuning_timeline.ts`) and the rows. The reply to a `tuning` request is
+ * `tilelab.views.tuning.data.tuning_data` (less the search charts), the dict the snapshot draws:
+ * Python decides every label, number and colour; text goes in through `textContent` only. The
+ * kernel bumps the synced `revision` as the sweep goes on, and the view asks again.
+ */
+
+import { Channel } from './channel';
+import { h, message } from './dom';
+import { IModel, watch } from './model';
+import { ITimelineData, timelineBlock } from './tuning_timeline';
+
+interface IBar {
+  label: string;
+  text: string;
+  /** The fill, 0..100. */
+  width: number;
+  colour: string;
+}
+
+interface IProgress {
+  kernel: string;
+  where: string;
+  counts: string;
+  state: string;
+  bars: IBar[];
+  notes: string[];
+  verdict: string | null;
+  coverage: string | null;
+  gpu: string | null;
+}
+
+interface IHeatCell {
+  text: string;
+  background: string;
+  colour: string;
+  best: boolean;
+}
+
+interface IPivot {
+  caption: string;
+  corner: string;
+  columns: string[];
+  /** The outline of the best cell. */
+  mark: string;
+  rows: { label: string; cells: (IHeatCell | null)[] }[];
+}
+
+interface IRows {
+  columns: string[];
+  numeric: boolean[];
+  cells: string[][];
+  /** A cell's text colour (a status's), null for the page's. */
+  colours: (string | null)[][];
+}
+
+export interface ITuningData {
+  progress: IProgress;
+  pivot: IPivot | null;
+  timeline: ITimelineData | null;
+  rows: IRows;
+}
+
+function progress(p: IProgress): HTMLElement[] {
+  const state = h('span', '', p.state);
+  state.dataset.tilelab = 'tuning-state';
+  const head = h('div');
+  head.append(h('b', '', p.kernel), ` ${p.where}: ${p.counts}, `, state);
+  const lines: HTMLElement[] = [head];
+  for (const bar of p.bars) {
+    const fill = h('span', 'tl-tuning-fill');
+    fill.style.width = `${bar.width}%`;
+    fill.style.background = bar.colour;
+    const track = h('span', 'tl-tuning-track');
+    track.appendChild(fill);
+    const line = h('div', 'tl-tuning-bar');
+    line.append(h('span', 'tl-tuning-label tl-tuning-muted', bar.label), track, h('span', '', bar.text));
+    lines.push(line);
+  }
+  lines.push(...p.notes.map(note => h('div', 'tl-tuning-muted', note)));
+  if (p.verdict !== null) {
+    const verdict = h('span', '', p.verdict);
+    verdict.dataset.tilelab = 'tuning-verdict';
+    const line = h('div');
+    line.appendChild(verdict);
+    lines.push(line);
+  }
+  for (const text of [p.coverage, p.gpu]) {
+    if (text !== null) {
+      lines.push(h('div', '', text));
+    }
+  }
+  return lines;
+}
+
+function heatCell(cell: IHeatCell | null, mark: string): HTMLTableCellElement {
+  if (cell === null) {
+    return h('td', 'tl-num tl-tuning-muted', '—');
+  }
+  const td = h('td', cell.best ? 'tl-num tl-tuning-best' : 'tl-num', cell.text);
+  td.dataset.best = String(cell.best);
+  td.style.background = cell.background;
+  td.style.color = cell.colour;
+  if (cell.best) {
+    td.style.outlineColor = mark;
+  }
+  return td;
+}
+
+function pivot(p: IPivot | null): HTMLElement[] {
+  if (p === null) {
+    return [];
+  }
+  const table = h('table', 'tl-tuning-table');
+  table.dataset.tilelab = 'tuning-pivot';
+  const head = table.createTHead().insertRow();
+  head.append(h('th', 'tl-tuning-muted', p.corner), ...p.columns.map(column => h('th', 'tl-num', column)));
+  const body = table.createTBody();
+  for (const row of p.rows) {
+    body.insertRow().append(h('th', 'tl-num', row.label), ...row.cells.map(cell => heatCell(cell, p.mark)));
+  }
+  return [h('div', 'tl-tuning-caption tl-tuning-muted', p.caption), table];
+}
+
+function rows(r: IRows): HTMLElement {
+  if (!r.cells.length) {
+    return h('div', 'tl-tuning-muted', 'no rows yet');
+  }
+  const side = (k: number): string => (r.numeric[k] ? 'tl-num' : '');
+  const table = h('table', 'tl-tuning-table');
+  table.dataset.tilelab = 'tuning-rows';
+  table.createTHead().insertRow().append(...r.columns.map((column, k) => h('th', side(k), column)));
+  const body = table.createTBody();
+  r.cells.forEach((texts, line) => {
+    body.insertRow().append(
+      ...texts.map((text, k) => {
+        const td = h('td', side(k), text);
+        const colour = r.colours[line][k];
+        if (colour) {
+          td.style.color = colour;
+        }
+        return td;
+      })
+    );
+  });
+  const scroll = h('div', 'tl-tuning-scroll');
+  scroll.appendChild(table);
+  return scroll;
+}
+
+/** Draw `data` into `root`, keeping where the rows were scrolled to. */
+function draw(root: HTMLElement, data: ITuningData): void {
+  const before = root.querySelector('.tl-tuning-scroll');
+  const [top, left] = before ? [before.scrollTop, before.scrollLeft] : [0, 0];
+  const timeline = data.timeline ? [timelineBlock(data.timeline)] : [];
+  root.replaceChildren(...progress(data.progress), ...pivot(data.pivot), ...timeline, rows(data.rows));
+  const after = root.querySelector('.tl-tuning-scroll');
+  if (after) {
+    after.scrollTop = top;
+    after.scrollLeft = left;
+  }
+}
+
+export function renderTuning(model: IModel, el: HTMLElement): () => void {
+  const channel = new Channel(model);
+  const root = h('div', 'tilelab-tuning tl-tuning');
+  const status = h('div', 'tl-tuning');
+  message(status, 'loading…');
+  el.appendChild(status);
+  let asking = false;
+  let again = false;
+  let disposed = false;
+  // One request at a time: revisions that arrive meanwhile make one more request when it is answered.
+  const ask = async (): Promise<void> => {
+    if (asking) {
+      again = true;
+      return;
+    }
+    asking = true;
+    try {
+      do {
+        again = false;
+        const revision = String(model.get('revision'));
+        const data = await channel.request<ITuningData>('tuning');
+        if (disposed) {
+          return;
+        }
+        draw(root, data);
+        root.dataset.revision = revision;
+        status.remove();
+        el.appendChild(root);
+      } while (again);
+    } catch (error) {
+      if (!disposed) {
+        message(status, (error as Error).message, 'error');
+        el.prepend(status);
+      }
+    } finally {
+      asking = false;
+    }
+  };
+  const unwatch = watch(model, 'revision', () => void ask());
+  void ask();
+  return () => {
+    disposed = true;
+    unwatch();
+    channel.dispose();
+    root.remove();
+    status.remove();
+  };
+}
