@@ -58,6 +58,7 @@ def test_the_tuning_view_reads_in_light_and_dark_themes(lab):
     assert best.inner_text() == "0.2"
     header = view.query_selector("table[data-tilelab='tuning-rows'] thead").inner_text()
     assert "latency_ms" in header and "tflops" not in header and "rebench_ms" not in header
+    page.set_viewport_size({"width": 1280, "height": 800})  # a laptop's screen
     view.scroll_into_view_if_needed()
     lab.screenshot("tuning-light.png")
 
@@ -79,3 +80,6 @@ def test_a_running_sweep_is_redrawn_as_the_registry_announces_its_rows(lab):
     assert "4/4 configs" in view.inner_text() and view.get_attribute("data-revision") != "0"
     assert view.query_selector("td[data-best='true']").inner_text() == "0.15"
     assert len(view.query_selector_all("table[data-tilelab='tuning-rows'] tbody tr")) == 4
+    page.set_viewport_size({"width": 1280, "height": 800})
+    view.scroll_into_view_if_needed()
+    lab.screenshot("tuning-running-done.png")
