@@ -187,6 +187,11 @@ function isSummary(kind: ItemKind, value: unknown): boolean {
   return kind === 'record' ? isRecordSummary(value) : isTuningSummary(value);
 }
 
+/** An item's kind, id and summary: what `item` and `view` messages both carry. */
+function isItem(data: Data): boolean {
+  return isKind(data.kind) && isString(data.id) && isSummary(data.kind, data.summary);
+}
+
 function checkBody(data: Data): string | null {
   switch (data.type) {
     case 'hello':
@@ -199,18 +204,9 @@ function checkBody(data: Data): string | null {
         ? null
         : 'list';
     case 'item':
-      return isKind(data.kind) &&
-        isString(data.id) &&
-        isSummary(data.kind, data.summary) &&
-        isOptional(data.html, isString)
-        ? null
-        : 'item';
+      return isItem(data) && isOptional(data.html, isString) ? null : 'item';
     case 'view':
-      return isKind(data.kind) &&
-        isString(data.id) &&
-        isSummary(data.kind, data.summary) &&
-        (data.bundle === null || isObject(data.bundle)) &&
-        isOptional(data.problem, isString)
+      return isItem(data) && (data.bundle === null || isObject(data.bundle)) && isOptional(data.problem, isString)
         ? null
         : 'view';
     case 'update':

@@ -94,13 +94,18 @@ export class Editing {
   }
 }
 
-/** Line marks: a tint per link group (class `tl-tint-N`) and the selected lines (`tl-selected`). */
+/** Line marks: a tint per link group (its hue in `--tl-h`) and the selected lines (`tl-selected`). */
 export interface ILineMarks {
   tints: Map<number, number>;
   selected: Set<number>;
 }
 
 const setMarks = StateEffect.define<ILineMarks>();
+
+/** One hue per link group, twelve in a cycle, a golden angle apart so that neighbouring groups differ. */
+function tintHue(tint: number): number {
+  return Math.round(((tint % 12) * 137.5) % 360);
+}
 
 function decorate(state: EditorState, marks: ILineMarks): DecorationSet {
   const builder = new RangeSetBuilder<Decoration>();
@@ -111,10 +116,9 @@ function decorate(state: EditorState, marks: ILineMarks): DecorationSet {
       continue;
     }
     const tint = marks.tints.get(line);
-    const classes = [tint === undefined ? '' : `tl-link tl-tint-${tint % 12}`, marks.selected.has(line) ? 'tl-selected' : '']
-      .join(' ')
-      .trim();
-    builder.add(state.doc.line(line).from, state.doc.line(line).from, Decoration.line({ class: classes }));
+    const classes = [tint === undefined ? '' : 'tl-link', marks.selected.has(line) ? 'tl-selected' : ''].join(' ').trim();
+    const attributes = tint === undefined ? undefined : { style: `--tl-h: ${tintHue(tint)}` };
+    builder.add(state.doc.line(line).from, state.doc.line(line).from, Decoration.line({ class: classes, attributes }));
   }
   return builder.finish();
 }
@@ -140,7 +144,9 @@ class LinkMarker extends GutterMarker {
     return other.tint === this.tint && other.selected === this.selected;
   }
   toDOM(): Node {
-    return h('div', `tl-link-mark tl-tint-${this.tint % 12}${this.selected ? ' tl-selected' : ''}`);
+    const mark = h('div', `tl-link-mark${this.selected ? ' tl-selected' : ''}`);
+    mark.style.setProperty('--tl-h', String(tintHue(this.tint)));
+    return mark;
   }
 }
 

@@ -5,8 +5,7 @@
  * through `textContent` only. It is asked for once, when the tab is first shown.
  */
 
-import { Channel } from './channel';
-import { h, linkLines, message } from './dom';
+import { h, linkLines } from './dom';
 
 interface IRow {
   label: string;
@@ -86,22 +85,8 @@ function factsTable(rows: IRow[]): HTMLElement {
   return table;
 }
 
-export class OverviewTab {
-  readonly node: HTMLDivElement;
-
-  constructor(channel: Channel, request: string) {
-    this.node = h('div', 'tl-html tl-overview');
-    message(this.node, 'loading…');
-    channel
-      .request<IOverviewData>(request)
-      .then(data => {
-        this.node.replaceChildren(...(data.failure ? errorBox(data.failure) : []), factsTable(data.rows));
-        linkLines(this.node);
-      })
-      .catch(error => message(this.node, (error as Error).message, 'error'));
-  }
-
-  dispose(): void {
-    this.node.replaceChildren();
-  }
+/** Fill `node` with the Overview of `data` (for `requestedTab`). */
+export function fillOverview(node: HTMLDivElement, data: IOverviewData): void {
+  node.replaceChildren(...(data.failure ? errorBox(data.failure) : []), factsTable(data.rows));
+  linkLines(node);
 }

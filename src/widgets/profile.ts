@@ -6,8 +6,7 @@
  * `textContent` only. It is asked for once, when the tab is first shown.
  */
 
-import { Channel } from './channel';
-import { h, message, svg } from './dom';
+import { h, svg } from './dom';
 
 interface IBar {
   label: string;
@@ -162,35 +161,21 @@ function kernelBlock(kernel: IKernel): HTMLElement {
   return node;
 }
 
-export class ProfileTab {
-  readonly node: HTMLDivElement;
-
-  constructor(channel: Channel, request: string) {
-    this.node = h('div', 'tl-html tl-profile');
-    message(this.node, 'loading…');
-    channel
-      .request<IProfileData>(request)
-      .then(data => {
-        const body = h('div', 'tl-profile-body');
-        body.dataset.tilelab = 'profile';
-        body.append(...data.kernels.map(kernelBlock));
-        if (!data.kernels.length) {
-          body.appendChild(h('div', 'tl-profile-muted', 'ncu profiled no launch of this kernel'));
-        }
-        if (data.device) {
-          body.appendChild(h('div', 'tl-profile-muted', `ran on ${data.device}`));
-        }
-        for (const note of data.notes) {
-          const line = h('div', 'tl-profile-muted', note);
-          line.dataset.tilelab = 'profile-note';
-          body.appendChild(line);
-        }
-        this.node.replaceChildren(body);
-      })
-      .catch(error => message(this.node, (error as Error).message, 'error'));
+/** Fill `node` with the Profile of `data` (for `requestedTab`). */
+export function fillProfile(node: HTMLDivElement, data: IProfileData): void {
+  const body = h('div', 'tl-profile-body');
+  body.dataset.tilelab = 'profile';
+  body.append(...data.kernels.map(kernelBlock));
+  if (!data.kernels.length) {
+    body.appendChild(h('div', 'tl-profile-muted', 'ncu profiled no launch of this kernel'));
   }
-
-  dispose(): void {
-    this.node.replaceChildren();
+  if (data.device) {
+    body.appendChild(h('div', 'tl-profile-muted', `ran on ${data.device}`));
   }
+  for (const note of data.notes) {
+    const line = h('div', 'tl-profile-muted', note);
+    line.dataset.tilelab = 'profile-note';
+    body.appendChild(line);
+  }
+  node.replaceChildren(body);
 }

@@ -13,10 +13,11 @@ import { h, keepKeys, message } from './dom';
 import { LayoutsTab } from './layouts';
 import { LinkedTab } from './source';
 import { MachineTab } from './machine';
-import { OverviewTab } from './overview';
+import { fillOverview } from './overview';
 import { IModel, save, watch } from './model';
 import { PassesTab } from './passes';
-import { ProfileTab } from './profile';
+import { fillProfile } from './profile';
+import { requestedTab } from './requested';
 
 interface ITabSpec {
   id: string;
@@ -36,14 +37,10 @@ interface ITabView {
 
 function tabView(spec: ITabSpec, model: IModel, channel: Channel): ITabView {
   switch (spec.kind) {
-    case 'profile': {
-      const tab = new ProfileTab(channel, spec.request ?? spec.id);
-      return { node: tab.node, dispose: () => tab.dispose() };
-    }
-    case 'overview': {
-      const tab = new OverviewTab(channel, spec.request ?? spec.id);
-      return { node: tab.node, dispose: () => tab.dispose() };
-    }
+    case 'profile':
+      return requestedTab(channel, spec.request ?? spec.id, 'tl-html tl-profile', fillProfile);
+    case 'overview':
+      return requestedTab(channel, spec.request ?? spec.id, 'tl-html tl-overview', fillOverview);
     case 'passes': {
       const tab = new PassesTab(model, channel);
       return { node: tab.node, dispose: () => tab.dispose() };
@@ -83,7 +80,8 @@ export function renderExplorer(model: IModel, el: HTMLElement): () => void {
   keepKeys(bar);
   const title = h('span', 'tl-explorer-title', model.get('title'));
   title.title = model.get('title');
-  bar.appendChild(title);
+  const tabs = h('div', 'tl-tabs');  // one group: on a narrow view it wraps under the title whole
+  bar.append(title, tabs);
   const body = h('div', 'tl-tabbody');
   root.append(bar, body);
   el.appendChild(root);
@@ -94,7 +92,7 @@ export function renderExplorer(model: IModel, el: HTMLElement): () => void {
     tab.setAttribute('role', 'tab');
     tab.dataset.tab = spec.id;
     tab.addEventListener('click', () => save(model, 'tab', spec.id));
-    bar.appendChild(tab);
+    tabs.appendChild(tab);
     return tab;
   });
   bar.addEventListener('keydown', event => {

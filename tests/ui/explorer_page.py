@@ -129,8 +129,10 @@ def bring_into_view(page, selector: str) -> None:
 
 
 def show_tab(explorer, title: str) -> None:
+    """Click the tab called ``title`` and wait until its panel has drawn what it asked the kernel for."""
     explorer.locator(f".tl-tab:text-is('{title}')").click()
     explorer.locator(f".tl-tab.tl-on:text-is('{title}')").wait_for()
+    explorer.locator(".tl-tabpanel:visible").filter(has_not_text="loading…").wait_for()
 
 
 @contextlib.contextmanager
