@@ -13,7 +13,7 @@ from cells import gemm_cell
 
 import tilelab
 from tilelab.machine import cache as machine_cache
-from tilelab.machine.build import find_tool, machine_code
+from tilelab.machine.build import find_tool, machine_code, start_machine_code
 
 pytestmark = pytest.mark.skipif(find_tool("nvcc") is None, reason="needs nvcc")
 
@@ -154,3 +154,12 @@ def test_re_exploring_a_kernel_after_a_comment_only_edit_reuses_its_machine_code
     assert after.source.device == before.source.device
     assert without_seconds(after.machine_code) == without_seconds(before.machine_code)
     assert nvcc_builds(logged_nvcc) == 1  # the edit's explore ran no nvcc
+
+
+def test_a_background_build_is_kept_in_the_cache_configured_when_it_was_asked_for(cache, logged_nvcc, tmp_path, monkeypatch):
+    build = start_machine_code(TINY, "sm_80")
+    monkeypatch.setenv("TILELAB_CACHE_DIR", str(tmp_path / "another"))  # a later cell (or test) points elsewhere
+
+    build.result()
+
+    assert len(list(cache.glob("*/*.json.gz"))) == 1 and not (tmp_path / "another").exists()

@@ -172,6 +172,7 @@ def machine_code(
     timeout: float = 300.0,
     resources_only: bool = False,
     kernel: Any = None,
+    cache: Path | bool | None = True,
 ) -> MachineCodeRecord:
     """PTX, SASS, per-kernel resources and occupancy of TileLang's CUDA ``device_source`` for ``arch``.
 
@@ -192,12 +193,16 @@ def machine_code(
     kernel
         The ``JITKernel`` TileLang compiled from this source, if any: the SASS
         shown is then that of its own cubin, the code that runs.
+    cache
+        The machine-code cache's directory; True: the one configured now
+        (:func:`tilelab.machine.cache.cache_dir`); False or None: no cache.
 
     A build is kept in TileLab's machine-code cache (:mod:`tilelab.machine.cache`):
     the same source, arch, flags and tools again cost a file read. Never raises for
     a missing tool or a failed compile: the record's ``notes`` and ``error`` say what happened.
     """
     started = time.perf_counter()
+    directory = machine_cache.cache_dir() if cache is True else cache or None
     target = compile_arch(arch)
     tools = {name: f"{path} ({tool_version(path)})" for name in ("nvcc", "ptxas") if (path := find_tool(name))}
     if "nvcc" not in tools or "ptxas" not in tools:
@@ -216,7 +221,7 @@ def machine_code(
         tilelang_kernel=compiled and [compiled, getattr(kernel, "compile_flags", None)],
     )
     launch = (dynamic_shared_bytes, threads_per_block)
-    if (facts := machine_cache.load(key)) is not None:
+    if (facts := machine_cache.load(key, directory)) is not None:
         try:
             return machine_record(facts, device_source, arch, target, *launch, time.perf_counter() - started)
         except (KeyError, TypeError, ValueError, AttributeError):  # an entry of another shape: a miss, built again
@@ -228,7 +233,7 @@ def machine_code(
         return MachineCodeRecord(
             arch=arch, compile_arch=target, tools=tools, error=error, seconds=time.perf_counter() - started
         )
-    machine_cache.store(key, facts)
+    machine_cache.store(key, facts, directory)
     return machine_record(facts, device_source, arch, target, *launch, time.perf_counter() - started)
 
 
@@ -346,4 +351,5 @@ def start_machine_code(*args: Any, **options: Any) -> Future:
     if find_tool("nvcc"):
         _include_dirs()  # import tilelang here, not inside the worker thread
     function = machine_code_for if args and hasattr(args[0], "source") else machine_code
+    options.setdefault("cache", machine_cache.cache_dir())  # the cache configured when asked, whenever it runs
     return _executor().submit(function, *args, **options)

@@ -49,14 +49,13 @@ def cache_key(**parts: Any) -> str:
     return digest.hexdigest()
 
 
-def _path(key: str) -> Path | None:
-    directory = cache_dir()
+def _path(key: str, directory: Path | None) -> Path | None:
     return None if directory is None else directory / key[:2] / f"{key}{_SUFFIX}"
 
 
-def load(key: str) -> dict[str, Any] | None:
-    """The entry stored under ``key``, or None (absent, unreadable or of another format)."""
-    path = _path(key)
+def load(key: str, directory: Path | None) -> dict[str, Any] | None:
+    """The entry stored under ``key`` in ``directory`` (:func:`cache_dir`), or None (absent, unreadable or of another format)."""
+    path = _path(key, directory)
     if path is None or not path.exists():
         return None
     try:
@@ -70,9 +69,9 @@ def load(key: str) -> dict[str, Any] | None:
         return None
 
 
-def store(key: str, value: dict[str, Any]) -> None:
-    """Write ``value`` (JSON-serialisable) under ``key``; a failure to write only loses the cache."""
-    path = _path(key)
+def store(key: str, value: dict[str, Any], directory: Path | None) -> None:
+    """Write ``value`` (JSON-serialisable) under ``key`` in ``directory``; a failure to write only loses the cache."""
+    path = _path(key, directory)
     if path is None:
         return
     data = gzip.compress(json.dumps({"format": FORMAT, "key": key, "value": value}).encode(), compresslevel=3)
