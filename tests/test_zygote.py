@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -132,6 +133,18 @@ def test_workers_are_spawned_and_say_why_when_the_zygote_fails_to_start(own_envi
     assert "started as its own interpreter: the zygote exited" in worker.log_tail()
     assert "no_such_zygote" in worker.log_tail()
     worker.stop()
+
+
+def test_workers_stopped_before_a_failing_zygote_answers_do_not_strand_the_others(own_environment, monkeypatch):
+    monkeypatch.setattr(Zygote, "module", "tilelab.tune.no_such_zygote")
+    stopped, kept = [Worker(), Worker()], Worker()  # asked for while the zygote starts: none answered yet
+    for worker in stopped:
+        worker.stop()  # killed, its log closed, before the zygote's failure is known
+
+    assert select.select([kept.proc.stdout], [], [], 120)[0], "the kept worker was never started"
+    assert _alive(kept) == kept.proc.pid and not kept.proc.forked
+    assert all(worker.proc.poll() == -signal.SIGKILL and worker.proc.started for worker in stopped)
+    kept.stop()
 
 
 def test_workers_asked_for_while_the_zygote_imports_are_forked_once_it_is_ready(own_environment):

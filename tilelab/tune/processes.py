@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
 import socket
@@ -33,6 +34,7 @@ from tilelab.tune.zygote import BLAS_THREADS, FORK_REQUEST, STATUS
 
 __all__ = ["Zygote", "compile_env", "start_worker", "worker_environment", "zygote_for"]
 
+_log = logging.getLogger(__name__)
 _COMPILE_ENV = re.compile(r"^(TILELANG_|TILELAB_|TVM_|CUDA|NVCC|NVIDIA_|PYTHON|LD_|OMP_|CC$|CXX$|PATH$|HOME$|TMPDIR$)")
 
 
@@ -140,16 +142,19 @@ class Zygote:
                     worker.became(pid, fds[0], zygote_import_s=self.info.get("import_s"))
                 else:
                     self._spawn(worker, f"the zygote could not fork: {answer[STATUS.size :].decode(errors='replace')}")
-        except (_Gone, OSError, ValueError) as exc:  # whatever ended it, the waiting workers are spawned
+        except Exception as exc:  # whatever ended it (our own bug included), the waiting workers are spawned
             if isinstance(exc, ConnectionResetError):  # it exited with our requests unread
                 exc = _Gone(self._exit_reason())
-            why = str(exc) if isinstance(exc, _Gone) else f"failed ({exc})"
+            why = str(exc) if isinstance(exc, _Gone) else f"failed ({type(exc).__name__}: {exc})"
             with self._lock:
                 self.failed = self.failed or f"the zygote {why}"
                 waiting, self._waiting, self._unsent = [*self._waiting, *self._unsent], deque(), []
                 self._socket.close()  # fork() sees ``failed`` first; a retired zygote's descriptors go too
-            for worker in waiting:
-                self._spawn(worker)
+            for worker in waiting:  # each on its own: one that cannot start must not strand the others
+                try:
+                    self._spawn(worker)
+                except Exception:
+                    _log.warning("tilelab: a compile worker could not be spawned after its zygote ended", exc_info=True)
 
     def _exit_reason(self) -> str:
         code = self.proc.wait()

@@ -86,10 +86,10 @@ class WorkerProcess:
         unless not ``logged``, and the sweep's timeline), the zygote's import time if it got that far."""
         with self._lock:
             self.why_spawned, self.zygote_import_s = why, zygote_import_s
-            if why and logged:
-                self._log.write(f"tilelab: this compile worker was started as its own interpreter: {why}\n".encode())
-                self._log.flush()
             try:
+                if why and logged and not self._killed:  # a worker stopped meanwhile has closed its log
+                    self._log.write(f"tilelab: this compile worker was started as its own interpreter: {why}\n".encode())
+                    self._log.flush()
                 if not self._killed:
                     self._spawned = subprocess.Popen(
                         [sys.executable, "-m", "tilelab.tune.worker"], stdin=self.ends[0], stdout=self.ends[1],
@@ -103,16 +103,19 @@ class WorkerProcess:
                 self._settled()
 
     def _settled(self) -> None:
-        # The child (and the zygote) hold them now: the worker's exit closes its pipes.
-        for fd in (self.ends[0], self.ends[1], self.ends[3]):
+        # The child (and the zygote) hold them now: the worker's exit closes its pipes. Once only: a
+        # second close of a number could close whatever descriptor has been given that number since.
+        ends, self.ends = self.ends, []
+        for fd in (ends[0], ends[1], ends[3]) if ends else ():
             os.close(fd)
-        self.ends = []
         self._answered.set()
 
     def _close(self, name: str) -> None:
-        if getattr(self, name) is not None:
-            os.close(getattr(self, name))
+        """Close the descriptor in attribute ``name`` once (under the lock)."""
+        fd = getattr(self, name)
+        if fd is not None:
             setattr(self, name, None)
+            os.close(fd)
 
     def poll(self) -> int | None:
         return self._finished(0.0)
@@ -131,11 +134,15 @@ class WorkerProcess:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.returncode = self._spawned.wait(timeout)
             return self.returncode
-        if self._status is not None:  # the zygote writes the exit status once it has reaped the worker
-            if not select.select([self._status], [], [], timeout)[0]:
+        status = self._status
+        if status is not None:  # the zygote writes the exit status once it has reaped the worker
+            if not select.select([status], [], [], timeout)[0]:
                 return None
-            told = os.read(self._status, STATUS.size)
-            self._close("_status")
+            with self._lock:
+                if self._status is None:  # released meanwhile by another thread
+                    return self.returncode
+                told = os.read(self._status, STATUS.size)
+                self._close("_status")
             if len(told) == STATUS.size:
                 self.returncode = STATUS.unpack(told)[0]
                 return self.returncode
