@@ -78,11 +78,12 @@ def one(mode: str, count: int) -> dict:
             else:
                 raise RuntimeError(f"worker said {message!r}: {logs[stream].log_tail()}")
     forked = sum(worker.proc.forked for worker in workers)
+    spawned_because = sorted({worker.proc.why_spawned or "" for worker in workers if not worker.proc.forked} - {""})
     for worker in workers:
         worker.stop()
     zygote = zygote_for(worker_environment())
     return {
-        "mode": mode, "workers": count, "forked": forked, "times": list(times.values()),
+        "mode": mode, "workers": count, "forked": forked, "spawned_because": spawned_because, "times": list(times.values()),
         "zygote_import_s": zygote.info.get("import_s") if zygote else None, "zygote_ready_before_s": zygote_s,
     }  # fmt: skip
 
@@ -101,6 +102,9 @@ def _measure(mode: str, count: int) -> dict:
 def _summary(runs: list[dict]) -> dict:
     """Medians over runs of the worst and the median worker, per phase."""
     row = {"runs": len(runs), "forked_workers": [run["forked"] for run in runs]}
+    reasons = sorted({why for run in runs for why in run.get("spawned_because", [])})
+    if reasons:  # e.g. the zygote refused to fork on this host, and why (its threads, CUDA)
+        row["spawned_because"] = reasons
     for phase in ("alive", "ready", "compiled"):
         worst = [max(t[phase] for t in run["times"]) for run in runs]
         middle = [statistics.median(t[phase] for t in run["times"]) for run in runs]
