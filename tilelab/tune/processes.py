@@ -179,7 +179,7 @@ os.register_at_fork(after_in_child=_forget_zygote)
 def zygote_for(env: dict[str, str]) -> Zygote | None:
     """The zygote serving ``env``'s compile environment (started now if need be), or None where none can."""
     global _current
-    if env.get("TILELAB_ZYGOTE") == "0" or not hasattr(os, "pidfd_open") or not hasattr(socket, "send_fds"):
+    if _zygote_unavailable(env) is not None:
         return None
     key = compile_env(env)
     with _lock:
@@ -194,13 +194,18 @@ def zygote_for(env: dict[str, str]) -> Zygote | None:
         return _current
 
 
-def _why_no_zygote(env: dict[str, str]) -> str:
-    """Why :func:`zygote_for` gave no zygote for ``env`` (for the sweep's timeline; the worker's log stays quiet)."""
+def _zygote_unavailable(env: dict[str, str]) -> str | None:
+    """Why no zygote may serve ``env`` at all (turned off, or no pidfds here), or None."""
     if env.get("TILELAB_ZYGOTE") == "0":
         return "the zygote is off (TILELAB_ZYGOTE=0)"
     if not hasattr(os, "pidfd_open") or not hasattr(socket, "send_fds"):
         return "this Python or kernel has no os.pidfd_open or socket.send_fds for a zygote"
-    return "the zygote could not be started"
+    return None
+
+
+def _why_no_zygote(env: dict[str, str]) -> str:
+    """Why :func:`zygote_for` gave no zygote for ``env`` (for the sweep's timeline; the worker's log stays quiet)."""
+    return _zygote_unavailable(env) or "the zygote could not be started"
 
 
 def start_worker(env: dict[str, str], log: IO[bytes]) -> WorkerProcess:
