@@ -367,10 +367,10 @@ class DaskEngine:
         return lost
 
     def _note_removed_workers(self) -> None:
-        """Remember, for each task key, the worker it was processing on when the scheduler removed that worker."""
+        """Remember, for each task key, the worker that was running it, or held its result, when the scheduler removed that worker."""
         for stamp, event in self.client.get_events("all"):
             if stamp > self._losses_seen and isinstance(event, dict) and event.get("action") == "remove-worker":
-                for key in event.get("processing-tasks", ()):
+                for key in (*event.get("processing-tasks", ()), *event.get("lost-computed-tasks", ())):
                     self._lost_on[str(key)] = str(event.get("worker", "?"))
                 self._losses_seen = stamp
 
