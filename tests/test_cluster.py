@@ -15,6 +15,7 @@ import sys
 import time
 
 import pytest
+from tune_kernels import SLOW_BLOCK
 
 import tilelab
 from tilelab.tune.result import TuneStatus
@@ -120,10 +121,44 @@ def test_killing_a_worker_mid_sweep_loses_no_finished_row(cluster, postgres):
     lost = [row for row in seen if row.status is TuneStatus.WORKER_LOST]
     assert _statuses(result) == {(96, 1): "timeout", (0, 1): "compile_error", **{(b, c): "ok" for b in (32, 64) for c in (1, 4)}}
     assert all(result.rows[row.index] == row for row in before)  # every row finished before the kill is kept as it was
-    assert [row.index for row in lost].count(0) == 1 and address in lost[0].error and "retried" in lost[0].error
+    assert [row.index for row in lost].count(0) == 1 and "retried" in lost[0].error
+    assert all(address in row.error for row in lost)  # the hung compile's, and any result that went with the worker
     assert f"within {TIMEOUT_S} s" in result.rows[0].error  # the retry ran elsewhere, and hung there too
     stored = tilelab.tuning_history("scale_add", db=db)
     assert sorted(stored["status"]) == sorted(_statuses(result).values())
+
+
+def test_a_compile_result_lost_with_its_worker_before_it_was_read_is_retried_elsewhere(cluster):
+    seen, killed = [], []
+
+    def kill_the_compile_worker_holding_an_unread_result(row):
+        seen.append(row)
+        if killed:
+            return
+        address, index = _a_compile_result_held(cluster, besides={row.index})  # the sweep waits on this callback
+        os.kill(cluster.run(os.getpid, workers=[address])[address], signal.SIGKILL)
+        killed.append((address, index))
+
+    result = _sweep(cluster, ":memory:", [0, SLOW_BLOCK], on_row=kill_the_compile_worker_holding_an_unread_result)
+
+    (address, index), = killed
+    lost = [row for row in seen if row.status is TuneStatus.WORKER_LOST]
+    assert _statuses(result) == {(0, 1): "compile_error", (SLOW_BLOCK, 1): "ok", (SLOW_BLOCK, 4): "ok"}
+    assert index in {row.index for row in lost}  # and any compile sent to the worker before its loss was known
+    assert all(address in row.error and "retried" in row.error for row in lost)
+    assert result.rows[index].ok  # compiled again on the restarted worker
+
+
+def _a_compile_result_held(cluster, besides: set[int], limit_s: float = 60.0) -> tuple[str, int]:
+    """The first compile worker found holding the result of a config not in ``besides``, and that config."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        for address, keys in cluster.has_what().items():
+            held = {int(parts[3]) for parts in (str(key).split("-") for key in keys) if parts[1] == "compile"} - besides
+            if held:
+                return address, min(held)
+        time.sleep(0.05)
+    raise AssertionError(f"no compile finished within {limit_s:g} s")
 
 
 def test_an_interrupt_cancels_the_cluster_tasks_and_keeps_finished_rows(cluster, postgres):
@@ -203,7 +238,7 @@ def test_a_missing_optional_dependency_names_the_extra():
 
 
 def test_benchmark_workers_of_two_device_models_are_refused_in_one_line():
-    from tilelab.tune.dask_engine import ClusterError, one_device
+    from tilelab.tune.dask_connect import ClusterError, one_device
 
     same = {"tcp://10.0.0.1:4001": "NVIDIA H200", "tcp://10.0.0.2:4001": "NVIDIA H200"}
     mixed = {**same, "tcp://10.0.0.3:4001": "NVIDIA H100 80GB HBM3"}

@@ -10,9 +10,10 @@ import tilelang
 import tilelang.cpu.language as C
 from kernels import matmul as gemm  # the CUDA GEMM, lowered without a GPU or run on one
 
-__all__ = ["HANG_BLOCK", "gemm", "kernel_module", "scale_add"]
+__all__ = ["HANG_BLOCK", "SLOW_BLOCK", "gemm", "kernel_module", "scale_add"]
 
 HANG_BLOCK = 96  # elaboration sleeps for this block size: a compile that hangs, as the runner sees it
+SLOW_BLOCK = 80  # elaboration takes 3 s more for this one: a compile still running when a quick one has ended
 
 
 @tilelang.jit(target="c", out_idx=[-1])
@@ -20,6 +21,8 @@ def scale_add(N=4096, block=64, chunk=1):
     """``C = 2 * A + B`` in tiles of ``block``; ``block=0`` fails to lower (division by zero)."""
     if block == HANG_BLOCK:
         time.sleep(3600)
+    if block == SLOW_BLOCK:
+        time.sleep(3)
 
     @C.prim_func
     def main(A: C.Tensor((N,), "float32"), B: C.Tensor((N,), "float32"), Out: C.Tensor((N,), "float32")):

@@ -39,8 +39,8 @@ from typing import Any
 
 import cloudpickle
 
-from tilelab._extras import require
 from tilelab.tune.bench import BenchOutcome
+from tilelab.tune.dask_connect import ClusterError, connect, one_device
 from tilelab.tune.dask_tasks import (
     BenchReply,
     RetimeReply,
@@ -54,64 +54,13 @@ from tilelab.tune.dask_tasks import (
 from tilelab.tune.engine import Benched, Compiled, Event, Lost, Phase, Retimed, TuneSetupError, drain
 from tilelab.tune.sweep import shipped
 
-__all__ = ["BENCH_RESOURCES", "ClusterError", "DaskEngine", "connect"]
+__all__ = ["BENCH_RESOURCES", "ClusterError", "DaskEngine"]
 
 BENCH_RESOURCES = {"cuda": "GPU", "cpu": "CPU_BENCH"}
-_CONNECT_S = 10.0
 _PROBE_S = 300.0  # a first probe imports torch and TileLang on the worker
 _POLL_S = 0.5
 _INFO_S = 1.0
-
-
-class ClusterError(ValueError):
-    """The cluster cannot run this sweep (unreachable, no suitable worker, mixed devices); one line says why."""
-
-
-def connect(cluster: Any) -> tuple[Any, bool]:
-    """A ``distributed.Client`` for ``cluster`` and whether this call created it (and must close it)."""
-    distributed = require("distributed", "tune(cluster=...)")
-    if isinstance(cluster, distributed.Client):
-        return cluster, False
-    if not isinstance(cluster, str) and not hasattr(cluster, "scheduler_address"):
-        raise ClusterError(f"cluster={cluster!r}: expected a distributed.Client, a scheduler address or a Dask cluster")
-    if isinstance(cluster, str):
-        _check_address(distributed, cluster)
-    try:
-        return distributed.Client(cluster, timeout=_CONNECT_S, set_as_default=False), True
-    except (OSError, TimeoutError) as exc:
-        raise ClusterError(f"cannot reach the Dask scheduler at {cluster} ({exc})") from None
-
-
-def _check_address(distributed: Any, address: str) -> None:
-    """Refuse an address Dask cannot parse before a Client exists: a Client that fails while
-    parsing it is left half made, and its finalizer stalls the interpreter's exit for 20 s."""
-    try:
-        scheme, _ = distributed.comm.parse_address(address)
-        if scheme in ("tcp", "tls", "ws", "wss"):
-            distributed.comm.get_address_host_port(address)
-    except ValueError as exc:
-        raise ClusterError(
-            f"cluster={address!r} is not a Dask scheduler address ({exc}); "
-            "expected e.g. 'tcp://host:8786', a distributed.Client or a Dask cluster object"
-        ) from None
-
-
-def one_device(resource: str, devices: dict[str, str]) -> str:
-    """The one device model that the benchmark workers (address → device name) share.
-
-    Raises
-    ------
-    ClusterError
-        When they name more than one: a sweep compares latencies of one device model only.
-    """
-    models = {device: address for address, device in devices.items()}
-    if len(models) > 1:
-        found = ", ".join(f"{device} ({address})" for device, address in models.items())
-        raise ClusterError(
-            f"the cluster's {resource} workers have different devices: {found}; one sweep compares one device"
-            " model only: give the others another scheduler or resource name"
-        )
-    return next(iter(models))
+_GATHER_S = 60.0  # fetching a finished task's small reply; longer: treated as lost
 
 
 def _cpu_target(target: Any) -> bool:
@@ -307,8 +256,8 @@ class DaskEngine:
         stage, index, config = task
         del self._current[(stage, index)]
         self._restricted.pop(future.key, None)
-        if future.status == "finished":
-            reply = future.result()
+        reply = self._reply(future)
+        if reply is not None:
             if isinstance(reply, RetimeReply):
                 return [Retimed(reply.found, reply.device)]
             if isinstance(reply, BenchReply):
@@ -330,6 +279,19 @@ class DaskEngine:
         if stage == "compile":
             return [Compiled(index, config, "crashed", error, 0.0)]
         return [Benched(index, config, BenchOutcome("run_error", None, error, 0.0), self.device)]
+
+    def _reply(self, future: Any) -> Any:
+        """A finished task's reply; None where it failed, or where its result went with its worker
+        before it was fetched (Dask recomputes it, but a compile bound to a gone worker waits forever)."""
+        deadline = time.monotonic() + _GATHER_S
+        while future.status == "finished":
+            try:
+                return future.result(timeout=_POLL_S)
+            except Exception:  # not fetched yet, or no longer there: the future's status and the scheduler say which
+                self._note_removed_workers()
+                if future.key in self._lost_on or time.monotonic() > deadline:
+                    return None
+        return None
 
     def _poll_losses(self) -> list[Event]:
         """Tasks whose worker left the cluster since the last poll (Dask would rerun them silently).
