@@ -28,6 +28,7 @@ sweep loop (:mod:`tilelab.tune.runner`) decides what happens next.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import pickle
 import queue
@@ -61,6 +62,7 @@ _PROBE_S = 300.0  # a first probe imports torch and TileLang on the worker
 _POLL_S = 0.5
 _INFO_S = 1.0
 _GATHER_S = 60.0  # fetching a finished task's small reply; longer: treated as lost
+_TIMEOUTS = (TimeoutError, asyncio.TimeoutError)  # what Future.result(timeout=...) raises (one class from Python 3.11)
 
 
 def _cpu_target(target: Any) -> bool:
@@ -87,7 +89,7 @@ class DaskEngine:
         self._current: dict[tuple[str, int], Any] = {}  # the live future of each (stage, index)
         self._tasks: dict[str, tuple[str, int, dict]] = {}  # key -> stage, index, config
         self._losses_seen = 0.0  # the scheduler's time of the last worker removal already read
-        self._lost_on: dict[str, str] = {}  # task key -> the removed worker it was processing on, until read
+        self._lost_on: dict[str, str] = {}  # task key -> the removed worker that ran it or held its result, until read
         self._restricted: dict[str, list[str]] = {}  # compile key -> the workers it may run on
         self._attempts = itertools.count()
         self._polled = 0.0
@@ -133,7 +135,7 @@ class DaskEngine:
         try:
             for future in futures:
                 answers.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
-        except TimeoutError:
+        except _TIMEOUTS:
             raise ClusterError(f"a Dask worker did not answer within {_PROBE_S:g} s; are its threads busy?") from None
         except Exception as exc:  # whatever the worker raised, as one line (TileLab or the kernel's imports missing)
             raise ClusterError(f"a Dask worker could not prepare for tuning ({type(exc).__name__}: {exc})") from None
@@ -287,10 +289,14 @@ class DaskEngine:
         while future.status == "finished":
             try:
                 return future.result(timeout=_POLL_S)
-            except Exception:  # not fetched yet, or no longer there: the future's status and the scheduler say which
+            except _TIMEOUTS:  # not fetched yet: the scheduler says whether its worker is gone
                 self._note_removed_workers()
                 if future.key in self._lost_on or time.monotonic() > deadline:
                     return None
+            except Exception:
+                if future.status == "finished":
+                    raise
+                return None  # lost, or its rerun failed: the caller reads which from the future's status
         return None
 
     def _poll_losses(self) -> list[Event]:
