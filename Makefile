@@ -14,6 +14,8 @@ PIP = $(BIN)/python -m pip install -q $(if $(LOCK),-c $(LOCK),--upgrade --upgrad
 STAMP := $(VENV)/.tilelab-installed
 # Build tools the JupyterLab panel and the editable install need before the package itself.
 TOOLS := $(VENV)/.tilelab-build-tools
+# torch (TORCH_SPEC): installed while npm builds the panel.
+TORCH := $(VENV)/.tilelab-torch
 # The panel's bundle (a prebuilt extension) and what it is built from.
 LABEXT := extension/labextension/package.json
 LABEXT_SOURCES := package.json package-lock.json tsconfig.json $(wildcard src/*.ts) \
@@ -21,7 +23,9 @@ LABEXT_SOURCES := package.json package-lock.json tsconfig.json $(wildcard src/*.
 
 .PHONY: setup test test-latest lock lab lint browser postgres clean
 
-setup: $(STAMP)
+# Two jobs: npm's install and build run beside pip's (never two pips at once in one venv).
+setup:
+	$(MAKE) --jobs=2 --output-sync=target $(STAMP)
 
 $(TOOLS): $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,10 +50,13 @@ $(WIDGETS): $(LABEXT) $(WIDGETS_SOURCES)
 	PATH="$(abspath $(BIN)):$$PATH" $(NPM) run build:lib
 	PATH="$(abspath $(BIN)):$$PATH" $(NPM) run build:widgets
 
+$(TORCH): $(TOOLS)
+	$(PIP) "$(TORCH_SPEC)"
+	touch $@
+
 # The editable install copies the bundle into $(VENV)/share/jupyter/labextensions/tilelab,
 # so a rebuilt bundle is installed again.
-$(STAMP): pyproject.toml $(LOCK) $(TOOLS) $(LABEXT) $(WIDGETS)
-	$(PIP) "$(TORCH_SPEC)"
+$(STAMP): pyproject.toml $(LOCK) $(TOOLS) $(TORCH) $(LABEXT) $(WIDGETS)
 	$(PIP) --no-build-isolation -e ".[test]" "$(TORCH_SPEC)"
 	touch $@
 
@@ -72,7 +79,7 @@ test: setup browser postgres
 
 # The same suite on the newest versions the package's ranges allow (torch stays TORCH_SPEC: the machine's build).
 test-latest:
-	rm -f .venv-latest/.tilelab-installed .venv-latest/.tilelab-build-tools
+	rm -f .venv-latest/.tilelab-installed .venv-latest/.tilelab-build-tools .venv-latest/.tilelab-torch
 	$(MAKE) test VENV=.venv-latest LOCK=
 
 # Remake the lock from pyproject.toml and requirements/build.in (CI's Python and platform).
