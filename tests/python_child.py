@@ -9,13 +9,19 @@ import tempfile
 
 import pytest
 
-_STACKS_ON_SIGUSR1 = "import faulthandler, signal; faulthandler.register(signal.SIGUSR1, all_threads=True)\n"
+# Stacks on SIGUSR1; and Ctrl-C raises KeyboardInterrupt as in a terminal, even where the test runner was started
+# in the background (``(make test &)``, nohup): such a runner's children inherit SIGINT ignored, and Python then
+# installs no handler of its own, so the child would never see the interrupt a test sends.
+_PRELUDE = (
+    "import faulthandler, signal; faulthandler.register(signal.SIGUSR1, all_threads=True)\n"
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+)
 
 
 def start_python(script: str) -> subprocess.Popen:
     """Run ``script`` in a new Python process; its stdout is a text pipe, its stderr a file ``finish`` reads."""
     stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - it lives as long as the child
-    proc = subprocess.Popen([sys.executable, "-c", _STACKS_ON_SIGUSR1 + script], stdout=subprocess.PIPE, stderr=stderr, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", _PRELUDE + script], stdout=subprocess.PIPE, stderr=stderr, text=True)
     proc.stderr_file = stderr  # type: ignore[attr-defined]
     return proc
 
