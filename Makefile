@@ -37,18 +37,15 @@ node_modules/.package-lock.json: package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
 	touch $@
 
-# tsc, then jupyter-builder against the installed JupyterLab's metadata (offline).
-$(LABEXT): $(TOOLS) node_modules/.package-lock.json $(LABEXT_SOURCES)
-	PATH="$(abspath $(BIN)):$$PATH" $(NPM) run build:prod
-
 # The widgets' front-end (src/widgets, CodeMirror): one ES module per entry in tilelab/views/static/,
-# which anywidget loads from the package (build:prod builds it too; this rule rebuilds only it).
+# which anywidget loads from the package.
 WIDGETS := tilelab/views/static/explorer.js
 WIDGETS_SOURCES := tsconfig.json webpack.widgets.config.js $(wildcard src/widgets/*.ts)
 
-$(WIDGETS): $(LABEXT) $(WIDGETS_SOURCES)
-	PATH="$(abspath $(BIN)):$$PATH" $(NPM) run build:lib
-	PATH="$(abspath $(BIN)):$$PATH" $(NPM) run build:widgets
+# tsc, then jupyter-builder against the installed JupyterLab's metadata (offline), then the widgets:
+# one recipe makes both (two rules made a parallel setup build the widgets twice).
+$(LABEXT) $(WIDGETS) &: $(TOOLS) node_modules/.package-lock.json $(LABEXT_SOURCES) $(WIDGETS_SOURCES)
+	PATH="$(abspath $(BIN)):$$PATH" $(NPM) run build:prod
 
 $(TORCH): $(TOOLS)
 	$(PIP) "$(TORCH_SPEC)"
