@@ -12,7 +12,7 @@ from kernels import flash_attention, matmul
 import tilelab
 from tilelab import _tilelang as tl
 from tilelab.estimate import static_estimate
-from tilelab.peaks import DEVICE_PEAKS, peaks_for
+from tilelab.peaks import DEVICE_PEAKS, DevicePeaks, peaks_for
 from tilelab.records import KernelRecord, StaticEstimate
 from tilelab.targets import resolve_target
 from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
@@ -138,10 +138,10 @@ def test_the_flop_peak_is_the_tensor_cores_for_the_gemms_operand_dtype():
     fp8, _ = _estimate(matmul, M=8192, N=8192, K=8192, dtype=T.float8_e4m3fn)
     tf32, _ = _estimate(matmul, M=8192, N=8192, K=8192, dtype=T.float32)
 
-    assert fp16.operand_dtypes == ("float16",) and fp16.peak_flops == 989.5e12
-    assert fp8.operand_dtypes == ("float8_e4m3fn",) and fp8.peak_flops == 2 * fp16.peak_flops
-    assert "FP8 tensor core dense" in fp8.peaks_source and fp8.roofline_ms == pytest.approx(fp16.roofline_ms / 2)
-    assert tf32.peak_flops == 494.5e12 and "TF32 tensor core dense" in tf32.peaks_source
+    assert fp16.operand_dtypes == ("float16",) and fp16.peaks.flops_per_s == 989.5e12
+    assert fp8.operand_dtypes == ("float8_e4m3fn",) and fp8.peaks.flops_per_s == 2 * fp16.peaks.flops_per_s
+    assert "FP8 tensor core dense" in fp8.peaks.source and fp8.roofline_ms == pytest.approx(fp16.roofline_ms / 2)
+    assert tf32.peaks.flops_per_s == 494.5e12 and "TF32 tensor core dense" in tf32.peaks.source
 
 
 def test_gemms_of_two_dtypes_are_held_to_the_slower_peak_and_a_missing_figure_is_named():
@@ -174,14 +174,33 @@ def test_a_format_2_record_without_an_estimate_loads_with_none(gemm_record):
     assert loaded.passes == gemm_record.passes
 
 
+def _with_flat_peaks(estimate: dict) -> dict:
+    """An encoded estimate as formats 3 to 6 wrote it: the peaks as four fields of the estimate."""
+    peaks = estimate.pop("peaks")
+    flat = {"device": peaks["device"], "peak_flops": peaks["flops_per_s"], "peak_bytes": peaks["bytes_per_s"]}
+    return {**estimate, **flat, "peaks_source": peaks["source"]}
+
+
 def test_a_format_3_estimate_without_operand_dtypes_loads_with_the_fp16_peak(gemm_record):
     payload = json.loads(gemm_record.to_json())
+    payload["record"]["estimate"] = _with_flat_peaks(payload["record"]["estimate"])
     del payload["record"]["estimate"]["operand_dtypes"]
     payload["format"] = 3
 
     loaded = KernelRecord.from_json(json.dumps(payload))
 
-    assert loaded.estimate.operand_dtypes == () and loaded.estimate.peak_flops == gemm_record.estimate.peak_flops
+    assert loaded.estimate.operand_dtypes == () and loaded.estimate.peaks.flops_per_s == 989.5e12
+
+
+def test_a_format_6_estimate_with_flat_peaks_loads_as_the_same_estimate_and_saves_them_as_one_value(gemm_record):
+    payload = json.loads(gemm_record.to_json())
+    payload["record"]["estimate"] = _with_flat_peaks(payload["record"]["estimate"])
+    payload["format"] = 6
+
+    loaded = KernelRecord.from_json(json.dumps(payload))
+
+    assert loaded.estimate == gemm_record.estimate and loaded.estimate.text() == gemm_record.estimate.text()
+    assert json.loads(loaded.to_json())["record"]["estimate"]["peaks"]["device"] == "H100 SXM"
 
 
 def test_the_overview_shows_the_estimate_and_the_percent_of_roofline(gemm_record):
@@ -262,7 +281,7 @@ def test_a_measured_gemm_stays_within_its_roofline():
 
 
 def test_static_estimate_is_plain_data():
-    estimate = StaticEstimate(2_000_000, 1_000, 500, "H200 SXM", 1e12, 1e9, "a datasheet")
+    estimate = StaticEstimate(2_000_000, 1_000, 500, DevicePeaks("H200 SXM", 1e12, 1e9, "a datasheet"))
 
     assert estimate.arithmetic_intensity == 4000
     assert estimate.bound == "compute" and estimate.roofline_ms == pytest.approx(2e-3)

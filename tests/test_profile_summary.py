@@ -68,7 +68,8 @@ def test_the_roofline_position_is_the_estimates_flops_over_ncus_duration_against
     peaks = DEVICE_PEAKS["H100 SXM"]
 
     assert gemm_record.estimate.flops == 2 * 1024**3
-    assert roofline.device == "H100 SXM" and (roofline.peak_flops, roofline.peak_bytes) == (peaks.flops_per_s, peaks.bytes_per_s)
+    assert roofline.peaks == peaks.for_operands(["float16"])
+    assert (roofline.peaks.flops_per_s, roofline.peaks.bytes_per_s) == (989.5e12, 3.35e12)
     assert roofline.achieved_flops_per_s == pytest.approx(2 * 1024**3 / 22.21e-6)  # 96.7 TFLOP/s
     assert roofline.flops_percent == pytest.approx(2 * 1024**3 / 22.21e-6 / 989.5e12 * 100)  # 9.8 %
     assert roofline.bytes_percent == pytest.approx(189.52e9 / 3.35e12 * 100)  # 5.7 %, beside ncu's own 5.67 %
@@ -89,8 +90,8 @@ def test_the_devices_name_picks_its_peaks_and_without_one_a_note_names_whose_pea
     on_h200 = summarize(details_frame(), gemm_record.estimate, "sm_90", "NVIDIA H200")
     unnamed = summarize(details_frame(), gemm_record.estimate, "sm_90")
 
-    assert on_h200.kernels[0].roofline.device == "H200 SXM"
-    assert unnamed.kernels[0].roofline.device == "H100 SXM" and any("H100 SXM" in note for note in unnamed.notes)
+    assert on_h200.kernels[0].roofline.peaks.device == "H200 SXM"
+    assert unnamed.kernels[0].roofline.peaks.device == "H100 SXM" and any("H100 SXM" in note for note in unnamed.notes)
 
 
 def test_an_fp8_kernels_flops_are_held_to_the_named_devices_fp8_peak(gemm_record):
@@ -98,8 +99,8 @@ def test_an_fp8_kernels_flops_are_held_to_the_named_devices_fp8_peak(gemm_record
 
     (kernel,) = summarize(details_frame(), fp8, "sm_90", "NVIDIA H200").kernels
 
-    assert kernel.roofline.device == "H200 SXM" and kernel.roofline.peak_flops == 1979e12
-    assert "FP8 tensor core dense" in kernel.roofline.peaks_source
+    assert kernel.roofline.peaks.device == "H200 SXM" and kernel.roofline.peaks.flops_per_s == 1979e12
+    assert "FP8 tensor core dense" in kernel.roofline.peaks.source
 
 
 def test_a_report_printed_to_stdout_reads_its_duration_in_nanoseconds_and_lacks_dram_bytes():
@@ -150,6 +151,20 @@ def test_a_record_file_written_before_profiles_loads_without_one(gemm_record):
     loaded = KernelRecord.from_json(json.dumps(payload))
 
     assert loaded.profile is None and loaded.estimate == gemm_record.estimate
+
+
+def test_a_format_6_profile_with_flat_peaks_loads_with_the_same_roofline_position(gemm_record, summary):
+    payload = json.loads(gemm_record.with_profile(summary).to_json())
+    roofline = payload["record"]["profile"]["kernels"][0]["roofline"]
+    peaks = roofline.pop("peaks")
+    roofline.update(device=peaks["device"], peak_flops=peaks["flops_per_s"], peak_bytes=peaks["bytes_per_s"])
+    roofline["peaks_source"] = peaks["source"]
+    payload["format"] = 6
+
+    loaded = KernelRecord.from_json(json.dumps(payload)).profile.kernels[0].roofline
+
+    assert loaded == summary.kernels[0].roofline and loaded.peaks.device == "H100 SXM"
+    assert loaded.flops_percent == pytest.approx(summary.kernels[0].roofline.flops_percent)
 
 
 # -- the view ----------------------------------------------------------------------------------

@@ -51,12 +51,8 @@ def static_estimate(func: Any, arch: str, device_name: str | None = None) -> tup
     if reason:
         return None, reason
     min_bytes = min(counts.global_bytes, counts.footprint_bytes)
-    peaks = peaks.for_operands(counts.gemm_dtypes)
-    estimate = StaticEstimate(
-        counts.flops, counts.global_bytes, min_bytes, peaks.device, peaks.flops_per_s, peaks.bytes_per_s, peaks.source,
-        counts.gemm_dtypes,
-    )  # fmt: skip
-    return estimate, None
+    operands = counts.gemm_dtypes
+    return StaticEstimate(counts.flops, counts.global_bytes, min_bytes, peaks.for_operands(operands), operands), None
 
 
 def estimate_of_built(built: Any, arch: str, device_name: str | None = None) -> tuple[StaticEstimate | None, str | None]:

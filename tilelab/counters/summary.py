@@ -51,7 +51,7 @@ def summarize(
     if peaks is not None and estimate is not None:
         peaks = peaks.for_operands(estimate.operand_dtypes)
     elif estimate is not None:
-        peaks = DevicePeaks(estimate.device, estimate.peak_flops, estimate.peak_bytes, estimate.peaks_source)
+        peaks = estimate.peaks
     if peaks is None:
         notes.append(f"no peak figures for {device_name or arch or 'this device'}: no roofline position")
     elif not device_name:
@@ -116,15 +116,14 @@ def _kernel_profile(group: Any, launch: int, rules: list[dict], peaks: Any, esti
     )
 
 
-def _roofline(peaks: Any, estimate: Any, duration: float | None, dram_bytes: float | None) -> RooflinePosition | None:
+def _roofline(
+    peaks: DevicePeaks | None, estimate: Any, duration: float | None, dram_bytes: float | None
+) -> RooflinePosition | None:
     if peaks is None:
         return None
     flops = estimate.flops if estimate is not None else None
     return RooflinePosition(
-        device=peaks.device,
-        peak_flops=peaks.flops_per_s,
-        peak_bytes=peaks.bytes_per_s,
-        peaks_source=peaks.source,
+        peaks=peaks,
         achieved_bytes_per_s=dram_bytes,
         flops=flops,
         min_bytes=estimate.min_bytes if estimate is not None else None,

@@ -1,6 +1,6 @@
 """How records become JSON and back: numpy arrays, enums and dataclasses as plain values.
 
-The record modules share these three helpers; each record type decodes its own fields.
+The record modules share these helpers; each record type decodes its own fields.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from enum import Enum
 from typing import Any
 
 import numpy as np
+
+from tilelab.peaks import DevicePeaks
 
 
 def values_equal(a: Any, b: Any) -> bool:
@@ -41,3 +43,14 @@ def decode_array(value: Any) -> np.ndarray | None:
     if value is None:
         return None
     return np.asarray(value["__ndarray__"], dtype=value["dtype"]).reshape(value["shape"])
+
+
+def decode_peaks(data: dict) -> dict:
+    """An encoded record that holds a device's peaks, with them decoded (before format 7, four flat fields)."""
+    data = dict(data)
+    if "peaks" in data:
+        data["peaks"] = DevicePeaks(**data["peaks"])
+    else:
+        flat = ("device", "peak_flops", "peak_bytes", "peaks_source")
+        data["peaks"] = DevicePeaks(*(data.pop(name) for name in flat))
+    return data

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from tilelab.provenance import CacheSource, Provenance
-from tilelab.records.encoding import decode_array, encode, values_equal
+from tilelab.records.encoding import decode_array, decode_peaks, encode, values_equal
 from tilelab.records.machine_code import MachineCodeRecord
 from tilelab.records.parts import (
     CompileMode,
@@ -34,10 +34,11 @@ from tilelab.repro import reproducer_of_record
 
 # 2: a launch per device kernel, launch problems, layouts keyed per kernel; 3: static estimate;
 # 4: the estimate's GEMM operand dtypes (which pick its FLOP peak); 5: provenance (who served it, the cache key's parts);
-# 6: the source's map (device-code line -> kernel-file line, repaired at capture)
-FORMAT_VERSION = 6
-# Formats 3 to 6 only added optional fields: older files lack them (None, or no dtypes).
-_READABLE_FORMATS = (2, 3, 4, 5, 6)
+# 6: the source's map (device-code line -> kernel-file line, repaired at capture);
+# 7: the estimate's and the roofline position's peaks as one DevicePeaks (they were four flat fields)
+FORMAT_VERSION = 7
+# Formats 3 to 6 only added optional fields: older files lack them (None, or no dtypes); decode_peaks reads both peaks.
+_READABLE_FORMATS = (2, 3, 4, 5, 6, 7)
 
 
 @dataclass(frozen=True, eq=False)
@@ -221,7 +222,7 @@ def _upgraded_from_v1(data: dict) -> dict:
 
 
 def _estimate_from(data: dict) -> StaticEstimate:
-    return StaticEstimate(**{**data, "operand_dtypes": tuple(data.get("operand_dtypes", ()))})
+    return StaticEstimate(**{**decode_peaks(data), "operand_dtypes": tuple(data.get("operand_dtypes", ()))})
 
 
 def _decode_kernel(data: dict) -> KernelRecord:

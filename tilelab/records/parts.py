@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from tilelab._hooks import render
+from tilelab.peaks import DevicePeaks
 from tilelab.records.encoding import values_equal
 
 __all__ = [
@@ -245,10 +246,7 @@ class StaticEstimate:
     flops: int
     bytes: int
     min_bytes: int
-    device: str  # whose peaks, e.g. "H200 SXM"
-    peak_flops: float  # FLOP/s
-    peak_bytes: float  # bytes/s
-    peaks_source: str  # the datasheet figure the peaks are, in words
+    peaks: DevicePeaks  # whose peaks, at the FLOP peak of the operands' tensor cores
     operand_dtypes: tuple[str, ...] = ()  # the dtypes the T.gemm calls multiply, which pick the FLOP peak
 
     @property
@@ -258,11 +256,11 @@ class StaticEstimate:
 
     @property
     def compute_ms(self) -> float:
-        return self.flops / self.peak_flops * 1e3
+        return self.flops / self.peaks.flops_per_s * 1e3
 
     @property
     def memory_ms(self) -> float:
-        return self.min_bytes / self.peak_bytes * 1e3
+        return self.min_bytes / self.peaks.bytes_per_s * 1e3
 
     @property
     def roofline_ms(self) -> float:
@@ -282,7 +280,7 @@ class StaticEstimate:
         """One line: ``2.15 GFLOP, 6.29 MB (35.7 MB issued by the blocks), bound: compute, roofline time 2.17 µs on H100 SXM``."""
         return (
             f"{self.flops / 1e9:.3g} GFLOP, {self.min_bytes / 1e6:.3g} MB ({self.bytes / 1e6:.3g} MB issued by the blocks), "
-            f"bound: {self.bound}, roofline time {self.roofline_ms * 1e3:.3g} µs on {self.device}"
+            f"bound: {self.bound}, roofline time {self.roofline_ms * 1e3:.3g} µs on {self.peaks.device}"
         )
 
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tilelab.peaks import DevicePeaks
+from tilelab.records.encoding import decode_peaks
+
 __all__ = ["KernelProfile", "ProfileAdvice", "ProfileRecord", "RooflinePosition"]
 
 
@@ -23,12 +26,9 @@ class ProfileAdvice:
 
 @dataclass(frozen=True)
 class RooflinePosition:
-    """Where one run sits under the roofline of ``device``: achieved FLOP/s (with a static estimate) and DRAM bytes/s."""
+    """Where one run sits under the roofline of ``peaks``: achieved FLOP/s (with a static estimate) and DRAM bytes/s."""
 
-    device: str
-    peak_flops: float  # FLOP/s
-    peak_bytes: float  # bytes/s
-    peaks_source: str
+    peaks: DevicePeaks
     achieved_bytes_per_s: float | None = None  # ncu's DRAM throughput
     flops: int | None = None  # the static estimate's FLOPs
     min_bytes: int | None = None  # the static estimate's bytes that must move
@@ -36,11 +36,11 @@ class RooflinePosition:
 
     @property
     def flops_percent(self) -> float | None:
-        return self.achieved_flops_per_s / self.peak_flops * 100 if self.achieved_flops_per_s is not None else None
+        return self.achieved_flops_per_s / self.peaks.flops_per_s * 100 if self.achieved_flops_per_s is not None else None
 
     @property
     def bytes_percent(self) -> float | None:
-        return self.achieved_bytes_per_s / self.peak_bytes * 100 if self.achieved_bytes_per_s is not None else None
+        return self.achieved_bytes_per_s / self.peaks.bytes_per_s * 100 if self.achieved_bytes_per_s is not None else None
 
     @property
     def intensity(self) -> float | None:
@@ -52,11 +52,11 @@ class RooflinePosition:
     @property
     def ridge(self) -> float:
         """The intensity where the memory roof meets the compute roof."""
-        return self.peak_flops / self.peak_bytes
+        return self.peaks.flops_per_s / self.peaks.bytes_per_s
 
     def roof(self, intensity: float) -> float:
         """The attainable FLOP/s at ``intensity``."""
-        return min(self.peak_flops, self.peak_bytes * intensity)
+        return min(self.peaks.flops_per_s, self.peaks.bytes_per_s * intensity)
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ class ProfileRecord:
                 KernelProfile(
                     **{
                         **kernel,
-                        "roofline": None if roofline is None else RooflinePosition(**roofline),
+                        "roofline": None if roofline is None else RooflinePosition(**decode_peaks(roofline)),
                         "advice": tuple(ProfileAdvice(**advice) for advice in kernel.get("advice", ())),
                     }
                 )
@@ -131,9 +131,10 @@ def _kernel_line(kernel: KernelProfile) -> str:
         if value is not None:
             parts.append(f"{label} {value:.3g} %")
     roofline = kernel.roofline
+    device = roofline.peaks.device if roofline is not None else ""
     if roofline is not None and roofline.flops_percent is not None:
-        parts.append(f"{roofline.achieved_flops_per_s / 1e12:.3g} TFLOP/s ({roofline.flops_percent:.3g} % of {roofline.device})")
+        parts.append(f"{roofline.achieved_flops_per_s / 1e12:.3g} TFLOP/s ({roofline.flops_percent:.3g} % of {device})")
     if kernel.dram_bytes_per_s is not None:
-        share = f" ({roofline.bytes_percent:.3g} % of {roofline.device})" if roofline is not None else ""
+        share = f" ({roofline.bytes_percent:.3g} % of {device})" if roofline is not None else ""
         parts.append(f"DRAM {kernel.dram_bytes_per_s / 1e9:.4g} GB/s{share}")
     return f"{kernel.kernel}: {', '.join(parts)}"

@@ -92,7 +92,7 @@ def _estimate_rows(record: KernelRecord) -> list[dict[str, str]]:
     estimate = record.estimate
     if estimate is None:
         return [_row("static estimate", f"not available: {record.estimate_note}")] if record.estimate_note else []
-    rows = [_row("static estimate", f"{estimate.text()} ({estimate.peaks_source})")]
+    rows = [_row("static estimate", f"{estimate.text()} ({estimate.peaks.source})")]
     percent = record.percent_of_roofline
     if percent is not None:
         rows.append(_row("% of roofline", f"{percent:.0f}% (measured {record.latency_ms:.4g} ms)"))

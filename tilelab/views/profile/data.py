@@ -49,11 +49,9 @@ def _roofline_rows(roofline: RooflinePosition) -> list[list[str]]:
     if roofline.intensity is not None:
         side = "memory" if roofline.intensity < roofline.ridge else "compute"
         cells.append(["intensity", f"{roofline.intensity:.3g} FLOP/byte ({side} side of the ridge at {roofline.ridge:.3g})"])
-    peaks = (
-        f"{roofline.device}: {roofline.peak_flops / 1e12:.4g} TFLOP/s, {roofline.peak_bytes / 1e12:.3g} TB/s "
-        f"({roofline.peaks_source})"
-    )
-    return [*cells, ["peaks", peaks]]
+    peaks = roofline.peaks
+    figures = f"{peaks.flops_per_s / 1e12:.4g} TFLOP/s, {peaks.bytes_per_s / 1e12:.3g} TB/s"
+    return [*cells, ["peaks", f"{peaks.device}: {figures} ({peaks.source})"]]
 
 
 def _plot(roofline: RooflinePosition) -> dict[str, Any] | None:
@@ -64,7 +62,7 @@ def _plot(roofline: RooflinePosition) -> dict[str, Any] | None:
         return None
     x_lo = 10 ** math.floor(math.log10(min(intensity, roofline.ridge)) - 1)
     x_hi = 10 ** math.ceil(math.log10(max(intensity, roofline.ridge)) + 1)
-    y_hi = 10 ** math.ceil(math.log10(roofline.peak_flops) + 0.01)
+    y_hi = 10 ** math.ceil(math.log10(roofline.peaks.flops_per_s) + 0.01)
     y_lo = 10 ** math.floor(math.log10(min(achieved, roofline.roof(x_lo))))
     inner_w = PLOT["width"] - PLOT["left"] - PLOT["right"]
     inner_h = PLOT["height"] - PLOT["top"] - PLOT["bottom"]
@@ -77,7 +75,7 @@ def _plot(roofline: RooflinePosition) -> dict[str, Any] | None:
 
     x_range = range(round(math.log10(x_lo)), round(math.log10(x_hi)) + 1)
     y_range = range(round(math.log10(y_lo)), round(math.log10(y_hi)) + 1)
-    roof = [(x_lo, roofline.roof(x_lo)), (roofline.ridge, roofline.peak_flops), (x_hi, roofline.peak_flops)]
+    roof = [(x_lo, roofline.roof(x_lo)), (roofline.ridge, roofline.peaks.flops_per_s), (x_hi, roofline.peaks.flops_per_s)]
     return {
         **PLOT,
         "xticks": [{"at": sx(10.0**exponent), "label": f"1e{exponent}"} for exponent in x_range],
