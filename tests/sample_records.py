@@ -150,3 +150,11 @@ def gemm_record(arch: str = "sm_90") -> KernelRecord:
     import tilelab
 
     return tilelab.explore(matmul, arch=arch)
+
+
+def with_flat_peaks(encoded: dict) -> dict:
+    """An encoded estimate or roofline position as formats 3 to 6 wrote it: its peaks as four fields of its own."""
+    encoded = dict(encoded)
+    peaks = encoded.pop("peaks")
+    flat = {"device": peaks["device"], "peak_flops": peaks["flops_per_s"], "peak_bytes": peaks["bytes_per_s"]}
+    return {**encoded, **flat, "peaks_source": peaks["source"]}

@@ -8,6 +8,7 @@ import pytest
 import tilelang
 import tilelang.language as T
 from kernels import flash_attention, matmul
+from sample_records import with_flat_peaks
 
 import tilelab
 from tilelab import _tilelang as tl
@@ -174,16 +175,9 @@ def test_a_format_2_record_without_an_estimate_loads_with_none(gemm_record):
     assert loaded.passes == gemm_record.passes
 
 
-def _with_flat_peaks(estimate: dict) -> dict:
-    """An encoded estimate as formats 3 to 6 wrote it: the peaks as four fields of the estimate."""
-    peaks = estimate.pop("peaks")
-    flat = {"device": peaks["device"], "peak_flops": peaks["flops_per_s"], "peak_bytes": peaks["bytes_per_s"]}
-    return {**estimate, **flat, "peaks_source": peaks["source"]}
-
-
 def test_a_format_3_estimate_without_operand_dtypes_loads_with_the_fp16_peak(gemm_record):
     payload = json.loads(gemm_record.to_json())
-    payload["record"]["estimate"] = _with_flat_peaks(payload["record"]["estimate"])
+    payload["record"]["estimate"] = with_flat_peaks(payload["record"]["estimate"])
     del payload["record"]["estimate"]["operand_dtypes"]
     payload["format"] = 3
 
@@ -194,7 +188,7 @@ def test_a_format_3_estimate_without_operand_dtypes_loads_with_the_fp16_peak(gem
 
 def test_a_format_6_estimate_with_flat_peaks_loads_as_the_same_estimate_and_saves_them_as_one_value(gemm_record):
     payload = json.loads(gemm_record.to_json())
-    payload["record"]["estimate"] = _with_flat_peaks(payload["record"]["estimate"])
+    payload["record"]["estimate"] = with_flat_peaks(payload["record"]["estimate"])
     payload["format"] = 6
 
     loaded = KernelRecord.from_json(json.dumps(payload))

@@ -11,7 +11,7 @@ import pytest
 from cells import gemm_cell
 from htmlcheck import assert_inert, parse
 from kernels import matmul
-from sample_records import sample_record
+from sample_records import sample_record, with_flat_peaks
 
 import tilelab
 from tilelab.counters.ncu import parse_ncu_csv
@@ -155,10 +155,8 @@ def test_a_record_file_written_before_profiles_loads_without_one(gemm_record):
 
 def test_a_format_6_profile_with_flat_peaks_loads_with_the_same_roofline_position(gemm_record, summary):
     payload = json.loads(gemm_record.with_profile(summary).to_json())
-    roofline = payload["record"]["profile"]["kernels"][0]["roofline"]
-    peaks = roofline.pop("peaks")
-    roofline.update(device=peaks["device"], peak_flops=peaks["flops_per_s"], peak_bytes=peaks["bytes_per_s"])
-    roofline["peaks_source"] = peaks["source"]
+    kernel = payload["record"]["profile"]["kernels"][0]
+    kernel["roofline"] = with_flat_peaks(kernel["roofline"])
     payload["format"] = 6
 
     loaded = KernelRecord.from_json(json.dumps(payload)).profile.kernels[0].roofline
