@@ -64,7 +64,7 @@ def test_the_source_tab_numbers_the_cell_as_the_editor_does(ip):
     source = ip.user_ns["matmul_record"].source
     assert source.kernel_source.splitlines()[0] == f"%%tilelang {magic}"
     clear_line = editor_line(gemm_cell(magic=magic), "T.clear(C_local)")
-    assert source.cuda_lines_for(clear_line)
+    assert source.source_map.cuda_lines_for(clear_line)
 
 
 def view_overview(record):

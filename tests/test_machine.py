@@ -20,7 +20,15 @@ from tilelab.machine.build import (
     start_machine_code,
 )
 from tilelab.machine.record import machine_warnings
-from tilelab.records import CodeLineLink, KernelResources, MachineCodeRecord, OccupancyRecord
+from tilelab.records import (
+    CellLink,
+    CodeLineLink,
+    FoundThrough,
+    KernelResources,
+    MachineCodeRecord,
+    OccupancyRecord,
+    SourceMap,
+)
 from tilelab.views.machine.data import hot_lines, machine_data, machine_texts
 from tilelab.views.machine.snapshot import machine_snapshot
 
@@ -175,7 +183,7 @@ def test_the_machine_code_tab_shows_a_resource_card_classes_and_linked_sass(hopp
     assert "tensor core (warpgroup)" in tree.find_all("table", data_tilelab="instruction-classes")[0].all_text()
     (sass,) = tree.find_all("pre", data_tilelab="sass")
     assert "→" in sass.all_text() and not tree.find_all("script")
-    assert hot_lines(machine, record.source)[0]["instructions"] > 0
+    assert hot_lines(record.with_machine_code(machine), "gemm_kernel")[0]["instructions"] > 0
 
 
 def spilling_record(kernel: str) -> MachineCodeRecord:
@@ -205,3 +213,22 @@ def test_spills_and_launch_problems_are_warnings_and_every_string_is_escaped():
     assert any(w.startswith("cannot launch on sm_90") for w in warnings)
     assert tree.find_all("div", data_tilelab="cannot-launch")
     assert "local memory (spills)" in tree.find_all("table", data_tilelab="instruction-classes")[0].all_text()
+
+
+def test_the_cuda_lines_with_the_most_sass_name_the_cell_line_their_source_map_gives_and_keep_hostile_code_inert():
+    record = sample_record()
+    device = record.source.device.replace("__syncthreads();", f"__syncthreads();  // {EVIL}")
+    cell_line = record.source.kernel_source.splitlines().index(f"# {EVIL}") + 1
+    source_map = SourceMap(links=(CellLink(5, cell_line, FoundThrough.BLOCK),))
+    source = replace(record.source, device=device, source_map=source_map)
+    sass = "".join(f"        /*{n:04x}*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;\n" for n in range(3))
+    machine = replace(spilling_record("kernel"), sass=sass, sass_links=tuple(CodeLineLink(n, 5) for n in (1, 2, 3)))
+
+    (kernel,) = machine_data(replace(record, source=source).with_machine_code(machine))["kernels"]
+    markup = machine_code_html(replace(record, source=source).with_machine_code(machine))
+
+    (line,) = kernel["hot_lines"]
+    assert (line["cuda_line"], line["cell_line"], line["instructions"]) == (5, cell_line, 3)
+    assert line["cell_code"] == f"# {EVIL}" and line["classes"] == [["barriers and sync", 3, "#9a6700"]]
+    (table,) = parse(markup).find_all("table", data_tilelab="hot-lines")
+    assert f"{cell_line}: # {EVIL}"[:40] in table.all_text() and "<img" not in markup

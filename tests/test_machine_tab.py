@@ -17,6 +17,7 @@ from tilelab.records import CodeLineLink, KernelResources, MachineCodeRecord, Oc
 from tilelab.registry import default_registry
 from tilelab.views.explorer import TABS, ExplorerView
 from tilelab.views.machine.data import MAX_LIVE_LINES
+from tilelab.views.source.data import source_data
 
 pytestmark = pytest.mark.skipif(find_tool("nvcc") is None, reason="needs nvcc")
 
@@ -89,6 +90,20 @@ def test_a_hgmma_sass_line_links_to_the_wgmma_cuda_line_and_through_it_to_t_gemm
     assert reply["how"] == {"sass": "nvdisasm's line table (nvcc -lineinfo)"} and reply["unlinked_right"]
 
 
+def test_the_cuda_lines_with_the_most_sass_name_the_cell_lines_the_source_tab_links_them_to(gemm):
+    (kernel,) = ask(ExplorerView(gemm), "machine")["kernels"]
+
+    hot = kernel["hot_lines"]
+
+    source_tab = {cuda: cell for cuda, cell, _how in source_data(gemm)["links"]}
+    counts = [line["instructions"] for line in hot]
+    assert len(hot) == 12 and counts == sorted(counts, reverse=True)
+    assert all(line["cell_line"] == source_tab.get(line["cuda_line"]) for line in hot)
+    # TileLang's own #line directives put the TMA loads at `def gemm`; the source map puts them at their T.copy.
+    named = {line["cell_code"].split("(")[0] for line in hot if line["cell_line"] is not None}
+    assert "T.copy" in named and not any(code.startswith("def ") for code in named)
+
+
 def cell_line_of(record, text: str) -> int:
     return next(n for n, line in enumerate(record.source.kernel_source.splitlines(), start=1) if text in line)
 
@@ -153,6 +168,10 @@ def test_each_of_two_device_kernels_shows_only_its_own_sass():
         assert f".text.{name}:" in sass and f".text.{other}:" not in sass
         assert f"SASS {name} (" in reply["panes"][1]["title"]
         assert all(0 < right <= len(sass.splitlines()) for right, _left, _how in reply["links"])
+    kernels = ask(view, "machine")["kernels"]
+    hot = {kernel["name"]: {line["cuda_line"] for line in kernel["hot_lines"]} for kernel in kernels}
+    for name, reply in panes.items():
+        assert hot[name] and hot[name] <= {left for _right, left, _how in reply["links"]}  # its own CUDA lines only
 
 
 def test_the_tab_says_the_build_is_pending_then_fills_in_when_the_record_is_replaced():

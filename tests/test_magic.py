@@ -46,7 +46,7 @@ def test_cell_line_links_point_at_the_cells_own_lines(ip, gemm_view):
     assert source.kernel_file.startswith("<tilelang-cell-")
     assert source.kernel_source == "%%tilelang --arch sm_90 --force\n" + GEMM_CELL  # numbered as the editor numbers it
     clear_line = GEMM_CELL.splitlines().index("            T.clear(C_local)") + 2
-    assert source.cuda_lines_for(clear_line)
+    assert source.source_map.cuda_lines_for(clear_line)
 
 
 def test_the_shown_view_has_html_and_text(gemm_view):

@@ -3,7 +3,8 @@
  * (registers, spills, shared memory, barriers, stack, occupancy against the arch's limits,
  * launchable or why not) and its SASS instructions by class; below, the kernel's SASS or PTX
  * beside the CUDA in a `LinkedTab` (click a SASS line: its CUDA line lights up and the status
- * names the cell line it came from). Until machine code exists the tab says why in one line, and
+ * names the cell line it came from). The kernel's CUDA lines with the most SASS instructions (a static count, not a
+ * profile), each with the cell line the record's source map gives it, select that CUDA line in the panes. Until machine code exists the tab says why in one line, and
  * asks again when the kernel bumps `machine_updates` (the record was replaced by its finished build).
  * The reply is `tilelab.views.machine.data.machine_data`, the dict the snapshot draws: Python shapes every
  * string (labels, colours, the tools line); they go in through `textContent` only.
@@ -12,7 +13,7 @@
 import { Channel } from './channel';
 import { h, keepKeys, message } from './dom';
 import { LinkedTab } from './source';
-import { IModel, watch } from './model';
+import { IModel, save, watch } from './model';
 
 interface IClassRow {
   class: string;
@@ -35,11 +36,23 @@ interface ICard {
   limits: string;
 }
 
+/** A CUDA line with many SASS instructions; `cell_line` null where the source map links it to no cell line. */
+interface IHotLine {
+  cuda_line: number;
+  code: string;
+  cell_line: number | null;
+  cell_code: string;
+  instructions: number;
+  /** `[class, count, colour]`, most first. */
+  classes: [string, number, string][];
+}
+
 interface IKernel {
   name: string;
   card: ICard | null;
   classes: IClassRow[];
   instructions: number;
+  hot_lines: IHotLine[];
 }
 
 interface IMachineReply {
@@ -129,6 +142,57 @@ function classTable(kernel: IKernel): HTMLElement {
     share.append(meter(row.share), h('span', '', percent(row.share)));
     const opcodes = row.opcodes.map(([op, n]) => `${op} ${n}`).join(' · ') + (row.more ? ` · +${row.more} more` : '');
     tr.append(name, h('td', 'tl-num', row.count), share, h('td', 'tl-machine-ops', opcodes));
+  }
+  node.appendChild(table);
+  return node;
+}
+
+/** The kernel's CUDA lines with the most SASS instructions; clicking a row (or Enter on it) calls `pick` with its CUDA line. */
+function hotLineTable(kernel: IKernel, pick: (cudaLine: number) => void): HTMLElement {
+  const node = h('details', 'tl-machine-hot');
+  const top = kernel.hot_lines[0];
+  const where = top.cell_line === null ? '' : ` (cell line ${top.cell_line}: ${top.cell_code})`;
+  const summary = h('summary', '', `CUDA lines with the most SASS: line ${top.cuda_line} has ${top.instructions} instructions${where}`);
+  node.appendChild(summary);
+  const table = h('table', 'tl-machine-table tl-machine-hot-lines');
+  const header = table.createTHead().insertRow();
+  for (const title of ['line', 'CUDA', 'cell line', 'SASS', 'classes']) {
+    header.appendChild(h('th', '', title));
+  }
+  const body = table.createTBody();
+  for (const line of kernel.hot_lines) {
+    const tr = body.insertRow();
+    tr.dataset.cudaLine = String(line.cuda_line);
+    tr.tabIndex = 0;
+    tr.setAttribute('role', 'button');
+    tr.title = `Show CUDA line ${line.cuda_line} and its SASS in the panes below`;
+    const code = h('td', 'tl-machine-ops', line.code);
+    code.title = line.code;
+    const cell = h('td', 'tl-machine-ops');
+    if (line.cell_line === null) {
+      cell.textContent = '—';
+      cell.title = 'No cell line: TileLang emitted it for the kernel as a whole';
+    } else {
+      cell.append(h('b', '', `${line.cell_line} `), h('span', '', line.cell_code));
+      cell.title = `cell line ${line.cell_line}: ${line.cell_code}`;
+    }
+    const classes = h('td', 'tl-machine-hot-classes');
+    for (const [name, count, colour] of line.classes) {
+      const swatch = h('span', 'tl-swatch');
+      swatch.style.backgroundColor = colour;
+      const item = h('span', 'tl-machine-hot-class');
+      item.title = `${name}: ${count}`;
+      item.append(swatch, h('span', '', `${count}`));
+      classes.appendChild(item);
+    }
+    tr.append(h('td', 'tl-num', line.cuda_line), code, cell, h('td', 'tl-num', line.instructions), classes);
+    tr.addEventListener('click', () => pick(line.cuda_line));
+    tr.addEventListener('keydown', event => {
+      if (event.key === 'Enter' || event.key === ' ') {
+        event.preventDefault();
+        pick(line.cuda_line);
+      }
+    });
   }
   node.appendChild(table);
   return node;
@@ -237,7 +301,19 @@ export class MachineTab {
     const kernel = this._reply?.kernels?.find(candidate => candidate.name === this._kernel);
     this.node.dataset.kernel = this._kernel;
     this._facts.replaceChildren(...(kernel ? [...(kernel.card ? [resourceCard(kernel.card)] : []), classTable(kernel)] : []));
+    if (kernel?.hot_lines.length) {
+      this._facts.appendChild(hotLineTable(kernel, line => this._pickCudaLine(line)));
+    }
     this._showCode();
+  }
+
+  /** Select `line` in the CUDA pane (its SASS or PTX lights up) and bring the panes into view. */
+  private _pickCudaLine(line: number): void {
+    this._facts.querySelectorAll<HTMLElement>('.tl-machine-hot-lines tr[data-cuda-line]').forEach(row => {
+      row.classList.toggle('tl-selected', row.dataset.cudaLine === String(line));
+    });
+    save(this._model, 'cuda_line', line);
+    this._codeBox.scrollIntoView({ block: 'start' });
   }
 
   private _showCode(): void {

@@ -49,7 +49,8 @@ export interface ILinkedOptions {
   content?: Record<string, unknown>;
 }
 
-function ranges(lines: number[]): string {
+/** `lines` as runs ("3, 5–9, 12"); past `most` runs, how many lines and runs are left out. */
+function ranges(lines: number[], most = 8): string {
   const spans: string[] = [];
   let start = lines[0];
   let previous = lines[0];
@@ -61,7 +62,10 @@ function ranges(lines: number[]): string {
     spans.push(start === previous ? `${start}` : `${start}–${previous}`);
     start = previous = line;
   }
-  return spans.join(', ');
+  if (spans.length <= most) {
+    return spans.join(', ');
+  }
+  return `${spans.slice(0, most).join(', ')} … (${lines.length} lines in ${spans.length} runs, up to ${lines[lines.length - 1]})`;
 }
 
 /** The last line of the run of consecutive lines that starts the sorted `lines`. */

@@ -1,5 +1,5 @@
 """The Machine code tab in a real JupyterLab: the sm_90 GEMM's HGMMA count, a SASS line linked to its CUDA and cell line,
-the PTX of the same CUDA line, light and dark at 1280 x 800.
+the PTX of the same CUDA line, the CUDA lines with the most SASS, light and dark at 1280 x 800.
 
 ``%%tilelang`` builds the machine code in the background: the test waits for the tab's own state
 (``.tl-machine[data-state='ready']``), which it reaches either at once or when the record is replaced.
@@ -157,6 +157,26 @@ def test_the_ptx_of_the_selected_cuda_line_is_one_click_away(lab):
     assert "wgmma.mma_async" in " ".join(machine.locator(".tl-pane-right .cm-line.tl-selected").all_inner_texts())
     machine.locator(".tl-machine-codes .tl-btn[data-code='sass']").click()
     page.wait_for_selector(f"{MACHINE}[data-code='sass'] .tl-linked .tl-pane-right .cm-line")
+
+
+def test_the_cuda_line_with_the_most_sass_names_its_cell_line_and_one_click_shows_its_sass(lab):
+    page = lab.page
+    hot = page.locator(f"{MACHINE} .tl-machine-hot")
+    summary = hot.locator("summary")
+    assert summary.inner_text().startswith("CUDA lines with the most SASS: line ") and " (cell line " in summary.inner_text()
+
+    summary.click()
+    hottest = hot.locator(".tl-machine-hot-lines tbody tr").first
+    line = hottest.get_attribute("data-cuda-line")
+    hottest.click()
+
+    linked = page.wait_for_selector(f"{MACHINE} .tl-linked[data-selected-left='{line}'][data-status='linked']")
+    status = linked.query_selector(".tl-status").inner_text()
+    assert status.startswith(f"CUDA line {line} (cell line ") and "→ SASS lines " in status
+    assert " runs, up to " in status and len(status) < 400  # its hundreds of SASS lines, summed up
+    assert hottest.get_attribute("class") == "tl-selected" and "T.copy" in hottest.inner_text()
+    _top_of(page, f"{MACHINE} .tl-machine-hot")
+    screenshot(page, "machine-code-sm_90-hot-lines.png")
 
 
 def test_the_tab_reads_in_the_dark_theme(lab):

@@ -134,7 +134,12 @@ class SourceMap:
 
 @dataclass(frozen=True)
 class SourceRecord:
-    """Generated sources and how they link back to the kernel's Python."""
+    """Generated sources and how they link back to the kernel's Python.
+
+    ``line_links`` are TileLang's ``#line`` directives as emitted, which
+    :mod:`tilelab.source_map` repairs into ``source_map``: ask the map (through
+    :func:`tilelab.source_map.source_map_of`) which cell line a CUDA line came from.
+    """
 
     device: str
     host: str | None
@@ -143,17 +148,6 @@ class SourceRecord:
     kernel_file: str  # the file (or cell) that defined the kernel
     kernel_source: str  # the text of kernel_file, for side-by-side views
     source_map: SourceMap | None = None  # the repaired links; None in records saved before format 6
-
-    def cuda_lines_for(self, line: int) -> list[int]:
-        """Generated lines that came from ``line`` of the kernel's file."""
-        return [link.output_line for link in self.line_links if link.file == self.kernel_file and link.line == line]
-
-    def kernel_line_for(self, output_line: int) -> int | None:
-        """The kernel-file line that generated ``output_line``, if known."""
-        for link in self.line_links:
-            if link.output_line == output_line and link.file == self.kernel_file:
-                return link.line
-        return None
 
 
 @dataclass(frozen=True, eq=False)

@@ -140,28 +140,45 @@ def _classes(counts: dict[str, int]) -> list[dict[str, Any]]:
     return rows
 
 
-def hot_lines(machine: MachineCodeRecord, source: SourceRecord | None = None, limit: int = 12) -> list[dict]:
-    """The CUDA lines with the most SASS instructions: line, cell line (via ``source``), count, classes."""
+def hot_lines(record: KernelRecord, kernel: str, limit: int = 12) -> list[dict]:
+    """``kernel``'s CUDA lines with the most SASS instructions, most first: each line's code, the cell line it came
+    from through the record's source map (as the Source tab and the linked panes say; None: no cell line), its
+    instruction count and its classes, most first, as ``[class, count, colour]``."""
+    machine, source = record.machine_code, record.source
+    sass, links, _first = kernel_slice(machine.sass, machine.sass_links, kernel, _kernel_names(record), "sass")
     class_of = {opcode: name for name, opcodes in INSTRUCTION_CLASSES.items() for opcode in opcodes}
-    sass = machine.sass.splitlines()
     by_line: dict[int, dict[str, int]] = {}
-    for link in machine.sass_links:
+    for link in links:
         opcode = opcode_of(sass[link.line - 1]) if 0 < link.line <= len(sass) else None
         classes = by_line.setdefault(link.cuda_line, {})
         name = class_of.get(opcode or "", "other")
         classes[name] = classes.get(name, 0) + 1
     ranked = sorted(by_line.items(), key=lambda item: -sum(item[1].values()))[:limit]
-    device = source.device.splitlines() if source else []
-    return [
-        {
-            "cuda_line": line,
-            "code": device[line - 1].strip() if 0 < line <= len(device) else "",
-            "kernel_line": source.kernel_line_for(line) if source else None,
-            "instructions": sum(classes.values()),
-            "classes": classes,
-        }
-        for line, classes in ranked
-    ]
+    to_cell = source_map_of(source).cuda_to_cell if source is not None and ranked else {}
+    device = source.device.splitlines() if source is not None else []
+    cell = source.kernel_source.splitlines() if source is not None else []
+    rows = []
+    for line, classes in ranked:
+        at = to_cell.get(line)
+        at = at if at is not None and 0 < at <= len(cell) else None
+        rows.append(
+            {
+                "cuda_line": line,
+                "code": _line_text(device, line, 120),
+                "cell_line": at,
+                "cell_code": _line_text(cell, at, 80),
+                "instructions": sum(classes.values()),
+                "classes": [[name, count, CLASS_COLOURS.get(name, CLASS_COLOURS["other"])]
+                            for name, count in sorted(classes.items(), key=lambda item: -item[1])],
+            }
+        )  # fmt: skip
+    return rows
+
+
+def _line_text(lines: list[str], number: int | None, width: int) -> str:
+    """Line ``number`` (from 1) of ``lines``, stripped and cut to ``width`` characters; "" where there is none."""
+    text = lines[number - 1].strip() if number is not None and 0 < number <= len(lines) else ""
+    return f"{text[:width]}…" if len(text) > width else text
 
 
 def _kernel_names(record: KernelRecord) -> list[str]:
@@ -180,7 +197,7 @@ def _tool(name: str, value: str) -> str:
 
 def machine_data(record: KernelRecord) -> dict[str, Any]:
     """The tab's data (the reply to ``machine``): its ``state`` and, when it has machine code, per kernel a card
-    and classes, the hottest CUDA lines and the most frequent opcodes, the tools that built it.
+    and classes and its CUDA lines with the most SASS, the most frequent opcodes, the tools that built it.
 
     ``state`` is "ready", "none", "pending" or "failed" (``message`` says why in one line); ``head`` is None
     when the record has no machine code at all (nothing built yet, or no CUDA to build).
@@ -188,7 +205,7 @@ def machine_data(record: KernelRecord) -> dict[str, Any]:
     machine = record.machine_code
     state, message = _state(record)
     data: dict[str, Any] = {"state": state, "message": message, "log": "", "head": None, "notes": [], "warnings": []}
-    data |= {"codes": [], "kernels": [], "hot_lines": [], "opcodes": [], "tools": [], "seconds": 0.0}
+    data |= {"codes": [], "kernels": [], "opcodes": [], "tools": [], "seconds": 0.0}
     if machine is None:
         return data
     top = sorted(machine.total_instruction_counts().items(), key=lambda item: -item[1])[:24]
@@ -204,10 +221,10 @@ def machine_data(record: KernelRecord) -> dict[str, Any]:
                 "card": _card(machine, name),
                 "classes": _classes(machine.instruction_counts.get(name, {})),
                 "instructions": sum(machine.instruction_counts.get(name, {}).values()),
+                "hot_lines": hot_lines(record, name) if machine.sass_links else [],
             }
             for name in _kernel_names(record)
         ],
-        "hot_lines": hot_lines(machine, record.source) if machine.sass_links else [],
         "opcodes": [[opcode, count] for opcode, count in top],
         "tools": [[name, value, _tool(name, value)] for name, value in machine.tools.items()],
         "seconds": machine.seconds,
@@ -307,8 +324,7 @@ class MachineData:
             if at is None or not 0 < at <= len(cell):
                 named[str(line)] = _NO_CELL
             else:
-                code = cell[at - 1].strip()
-                named[str(line)] = f"cell line {at}: {code[:80]}{'…' if len(code) > 80 else ''}"
+                named[str(line)] = f"cell line {at}: {_line_text(cell, at, 80)}"
         return named
 
 

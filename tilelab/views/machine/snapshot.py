@@ -1,6 +1,6 @@
 """The Machine code tab's snapshot, drawn from :func:`~tilelab.views.machine.data.machine_data` and
 :func:`~tilelab.views.machine.data.machine_texts` alone: notes and warnings, a resource card per kernel against
-the arch's limits, instruction classes, the hottest CUDA lines, the first lines of SASS and PTX.
+the arch's limits, instruction classes, the CUDA lines with the most SASS, the first lines of SASS and PTX.
 
 Script-free and escaped like every snapshot (see :mod:`tilelab.views.html`);
 the live pane shows SASS and PTX whole.
@@ -58,18 +58,22 @@ def _classes_table(data: dict[str, Any]) -> str:
     )
 
 
-def _hot_lines_table(lines: list[dict[str, Any]]) -> str:
+def _hot_lines_table(kernels: list[dict[str, Any]]) -> str:
+    """Each kernel's CUDA lines with the most SASS (a kernel column where there are several) with the cell line each came from."""
+    many = len(kernels) > 1
     rows = [
         (
+            *((escape(kernel["name"]),) if many else ()),
             str(line["cuda_line"]),
-            "" if line["kernel_line"] is None else str(line["kernel_line"]),
-            f"<code>{escape(line['code'][:120])}</code>",
+            f"<code>{escape(line['code'])}</code>",
+            "—" if line["cell_line"] is None else f"{line['cell_line']}: <code>{escape(line['cell_code'])}</code>",
             str(line["instructions"]),
-            escape(", ".join(f"{name} {count}" for name, count in line["classes"].items())),
+            ", ".join(f"<span style='color:{escape(colour)}'>{escape(name)}</span> {n}" for name, n, colour in line["classes"]),
         )
-        for line in lines
+        for kernel in kernels
+        for line in kernel["hot_lines"]
     ]
-    header = ("CUDA line", "kernel line", "code", "SASS instructions", "classes")
+    header = (*(("kernel",) if many else ()), "CUDA line", "code", "cell line", "SASS instructions", "classes")
     return table(rows, header, attrs=" data-tilelab='hot-lines'")
 
 
@@ -90,7 +94,7 @@ def _code(listing: dict[str, Any]) -> str:
 
 def machine_snapshot(data: dict[str, Any], texts: dict[str, Any]) -> str:
     """The Machine code section of a record with machine code (``data["head"]`` set): notes and warnings, a
-    resource card per kernel, instruction classes, the hottest CUDA lines, SASS and PTX."""
+    resource card per kernel, instruction classes, the CUDA lines with the most SASS, SASS and PTX."""
     parts = [f"<div style='font-weight:600'>Machine code — {escape(data['head'])}</div>"]
     parts += [f"<div data-tilelab='machine-note' style='{_WARN}'>{escape(note)}</div>" for note in data["notes"]]
     if data["log"]:
@@ -102,8 +106,8 @@ def machine_snapshot(data: dict[str, Any], texts: dict[str, Any]) -> str:
     parts += [_resource_card(kernel["name"], kernel["card"]) for kernel in data["kernels"] if kernel["card"] is not None]
     if any(kernel["classes"] for kernel in data["kernels"]):
         parts.append(details("instruction classes", _classes_table(data), open_=True))
-    if data["hot_lines"]:
-        parts.append(details("CUDA lines with the most SASS", _hot_lines_table(data["hot_lines"])))
+    if any(kernel["hot_lines"] for kernel in data["kernels"]):
+        parts.append(details("CUDA lines with the most SASS", _hot_lines_table(data["kernels"])))
     for code in ("sass", "ptx"):
         if code in texts:
             parts.append(details(f"{code.upper()} ({texts[code]['total']} lines)", _code(texts[code])))
