@@ -15,7 +15,7 @@ import { TileLabModel } from './model';
 import { IPanelState } from './panel_state';
 import type { IRecordSummary, ITuningSummary, ItemKind } from './protocol';
 import { LiveView, SnapshotView, WIDGET_MIME } from './tabs';
-import { h } from './widgets/dom';
+import { activates, h } from './widgets/dom';
 
 const ICON_SVG =
   '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16">' +
@@ -300,26 +300,17 @@ export class TileLabPanel extends Widget {
   private _row(kind: ItemKind, id: string, name: string, failed: boolean): HTMLElement {
     const row = h('li', `tl-Panel-item tl-Panel-${kind}`);
     row.dataset.id = id;
-    row.setAttribute('role', 'button');
     if (failed) {
       row.classList.add('tl-mod-failed');
     }
-    row.tabIndex = 0;
     const head = h('div', 'tl-Panel-rowHead');
     head.append(h('span', kind === 'record' ? 'tl-Panel-run' : 'tl-Panel-name', name));
     row.append(head);
-    const open = () => {
+    activates(row, () => {
       void this.open(kind, id).catch((error: Error) => {
         this.node.querySelector('.tl-Panel-problem')?.remove();
         this.node.append(h('div', 'tl-Panel-problem', this._trans.__('Could not open it: %1', error.message)));
       });
-    };
-    row.addEventListener('click', open);
-    row.addEventListener('keydown', event => {
-      if (event.key === 'Enter' || event.key === ' ') {
-        event.preventDefault();
-        open();
-      }
     });
     return row;
   }

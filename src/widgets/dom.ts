@@ -129,6 +129,19 @@ export function watchWidth(node: HTMLElement, callback: (width: number) => void)
   };
 }
 
+/** Make `node` act as a `role` control: focusable, and `act` runs on a click, Enter or (a button) Space. */
+export function activates(node: HTMLElement, act: () => void, role: 'button' | 'link' = 'button'): void {
+  node.setAttribute('role', role);
+  node.tabIndex = 0;
+  node.addEventListener('click', act);
+  node.addEventListener('keydown', event => {
+    if (event.key === 'Enter' || (role === 'button' && event.key === ' ')) {
+      event.preventDefault();
+      act();
+    }
+  });
+}
+
 /**
  * Make the `[data-tilelab-line]` marks in `container` (a cell line named in the kernel's HTML) links:
  * a click (or Enter) raises `tilelab:reveal-line`, which TileLab's JupyterLab extension answers by
@@ -136,19 +149,14 @@ export function watchWidth(node: HTMLElement, callback: (width: number) => void)
  */
 export function linkLines(container: HTMLElement): void {
   for (const mark of Array.from(container.querySelectorAll<HTMLElement>('[data-tilelab-line]'))) {
-    mark.setAttribute('role', 'link');
-    mark.tabIndex = 0;
     mark.title = 'Select this line in the cell';
-    const reveal = (): void => {
-      const line = Number(mark.dataset.tilelabLine);
-      mark.dispatchEvent(new CustomEvent('tilelab:reveal-line', { bubbles: true, detail: { line } }));
-    };
-    mark.addEventListener('click', reveal);
-    mark.addEventListener('keydown', event => {
-      if (event.key === 'Enter') {
-        event.preventDefault();
-        reveal();
-      }
-    });
+    activates(
+      mark,
+      () => {
+        const line = Number(mark.dataset.tilelabLine);
+        mark.dispatchEvent(new CustomEvent('tilelab:reveal-line', { bubbles: true, detail: { line } }));
+      },
+      'link'
+    );
   }
 }

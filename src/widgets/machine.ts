@@ -11,7 +11,7 @@
  */
 
 import { Channel } from './channel';
-import { h, keepKeys, message } from './dom';
+import { activates, h, keepKeys, message } from './dom';
 import { LinkedTab } from './source';
 import { IModel, save, watch } from './model';
 
@@ -163,8 +163,6 @@ function hotLineTable(kernel: IKernel, pick: (cudaLine: number) => void): HTMLEl
   for (const line of kernel.hot_lines) {
     const tr = body.insertRow();
     tr.dataset.cudaLine = String(line.cuda_line);
-    tr.tabIndex = 0;
-    tr.setAttribute('role', 'button');
     tr.title = `Show CUDA line ${line.cuda_line} and its SASS in the panes below`;
     const code = h('td', 'tl-machine-ops', line.code);
     code.title = line.code;
@@ -186,13 +184,7 @@ function hotLineTable(kernel: IKernel, pick: (cudaLine: number) => void): HTMLEl
       classes.appendChild(item);
     }
     tr.append(h('td', 'tl-num', line.cuda_line), code, cell, h('td', 'tl-num', line.instructions), classes);
-    tr.addEventListener('click', () => pick(line.cuda_line));
-    tr.addEventListener('keydown', event => {
-      if (event.key === 'Enter' || event.key === ' ') {
-        event.preventDefault();
-        pick(line.cuda_line);
-      }
-    });
+    activates(tr, () => pick(line.cuda_line));
   }
   node.appendChild(table);
   return node;
