@@ -2,9 +2,11 @@
 
 ``data/quickstart_gemm.record.json.gz`` is the record of the quickstart notebook's GEMM lowered for
 sm_90 (with its machine code); ``data/quickstart_gemm.snapshot.html.gz`` is ``tilelab.to_html`` of it
-as of commit 9f5daea, but for one change made on purpose since: the Machine code section's hottest CUDA
-lines name the cell line the record's source map gives each (they named TileLang's ``#line`` directive,
-``def gemm`` for the TMA loads). When a view changes on purpose, save the snapshot again:
+as of commit 9f5daea, but for two changes made on purpose since: the Machine code section's CUDA lines
+with the most SASS name the cell line the record's source map gives each (they named TileLang's ``#line``
+directive, ``def gemm`` for the TMA loads), and the Overview's resources give the theoretical occupancy as
+the Machine code card does (12.5%, limited by registers; it said 12%). When a view changes on purpose, save
+the snapshot again:
 ``python tests/test_snapshot_unchanged.py``.
 """
 

@@ -76,7 +76,9 @@ def _machine_rows(record: KernelRecord) -> list[dict[str, str]]:
     rows = []
     for name, resources in machine.resources.items():
         occupancy = machine.occupancy.get(name)
-        occupied = f", occupancy {occupancy.occupancy:.0%} ({occupancy.limited_by}-limited)" if occupancy else ""
+        occupied = (
+            f", theoretical occupancy {occupancy.occupancy:.1%} (limited by {occupancy.limited_by})" if occupancy else ""
+        )
         rows.append(
             _row(
                 "resources" if len(machine.resources) == 1 else f"resources {name}",
