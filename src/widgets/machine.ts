@@ -3,9 +3,10 @@
  * (registers, spills, shared memory, barriers, stack, occupancy against the arch's limits,
  * launchable or why not) and its SASS instructions by class; below, the kernel's SASS or PTX
  * beside the CUDA in a `LinkedTab` (click a SASS line: its CUDA line lights up and the status
- * names the cell line it came from). The kernel's CUDA lines with the most SASS instructions (a static count, not a
- * profile), each with the cell line the record's source map gives it, select that CUDA line in the panes. Until machine code exists the tab says why in one line, and
- * asks again when the kernel bumps `machine_updates` (the record was replaced by its finished build).
+ * names the cell line it came from). The kernel's CUDA lines with the most SASS instructions (a static
+ * count, not a profile), each with the cell line the record's source map gives it: a row selects its CUDA
+ * line in the panes. Until machine code exists the tab says why in one line, and asks again when the
+ * kernel bumps `machine_updates` (the record was replaced by its finished build).
  * The reply is `tilelab.views.machine.data.machine_data`, the dict the snapshot draws: Python shapes every
  * string (labels, colours, the tools line); they go in through `textContent` only.
  */
@@ -147,7 +148,7 @@ function classTable(kernel: IKernel): HTMLElement {
   return node;
 }
 
-/** The kernel's CUDA lines with the most SASS instructions; clicking a row (or Enter on it) calls `pick` with its CUDA line. */
+/** The kernel's CUDA lines with the most SASS instructions; a row (clicked, or Enter) calls `pick` with its CUDA line. */
 function hotLineTable(kernel: IKernel, pick: (cudaLine: number) => void): HTMLElement {
   const node = h('details', 'tl-machine-hot');
   const top = kernel.hot_lines[0];

@@ -161,6 +161,7 @@ def hot_lines(record: KernelRecord, kernel: str, limit: int = 12) -> list[dict]:
     for line, classes in ranked:
         at = to_cell.get(line)
         at = at if at is not None and 0 < at <= len(cell) else None
+        by_count = sorted(classes.items(), key=lambda item: -item[1])
         rows.append(
             {
                 "cuda_line": line,
@@ -168,10 +169,9 @@ def hot_lines(record: KernelRecord, kernel: str, limit: int = 12) -> list[dict]:
                 "cell_line": at,
                 "cell_code": _line_text(cell, at, 80),
                 "instructions": sum(classes.values()),
-                "classes": [[name, count, CLASS_COLOURS.get(name, CLASS_COLOURS["other"])]
-                            for name, count in sorted(classes.items(), key=lambda item: -item[1])],
+                "classes": [[name, count, CLASS_COLOURS.get(name, CLASS_COLOURS["other"])] for name, count in by_count],
             }
-        )  # fmt: skip
+        )
     return rows
 
 
