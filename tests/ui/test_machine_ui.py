@@ -178,6 +178,12 @@ def test_the_cuda_line_with_the_most_sass_names_its_cell_line_and_one_click_show
     _top_of(page, f"{MACHINE} .tl-machine-hot")
     screenshot(page, "machine-code-sm_90-hot-lines.png")
 
+    second = hot.locator(".tl-machine-hot-lines tbody tr").nth(1)
+    second.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f"{MACHINE} .tl-linked[data-selected-left='{second.get_attribute('data-cuda-line')}']")
+    assert second.get_attribute("class") == "tl-selected" and hottest.get_attribute("class") == ""
+
 
 def test_the_tab_reads_in_the_dark_theme(lab):
     page = lab.page
