@@ -183,7 +183,8 @@ def test_the_machine_code_tab_shows_a_resource_card_classes_and_linked_sass(hopp
     assert "tensor core (warpgroup)" in tree.find_all("table", data_tilelab="instruction-classes")[0].all_text()
     (sass,) = tree.find_all("pre", data_tilelab="sass")
     assert "→" in sass.all_text() and not tree.find_all("script")
-    assert hot_lines(record.with_machine_code(machine), "gemm_kernel")[0]["instructions"] > 0
+    to_cell = record.source.source_map.cuda_to_cell
+    assert hot_lines(record.with_machine_code(machine), "gemm_kernel", to_cell)[0]["instructions"] > 0
 
 
 def spilling_record(kernel: str) -> MachineCodeRecord:

@@ -140,10 +140,10 @@ def _classes(counts: dict[str, int]) -> list[dict[str, Any]]:
     return rows
 
 
-def hot_lines(record: KernelRecord, kernel: str, limit: int = 12) -> list[dict]:
+def hot_lines(record: KernelRecord, kernel: str, to_cell: dict[int, int], limit: int = 12) -> list[dict]:
     """``kernel``'s CUDA lines with the most SASS instructions, most first: each line's code, the cell line it came
-    from through the record's source map (as the Source tab and the linked panes say; None: no cell line), its
-    instruction count and its classes, most first, as ``[class, count, colour]``."""
+    from (``to_cell``: the record's source map, as the Source tab and the linked panes say; None: no cell line),
+    its instruction count and its classes, most first, as ``[class, count, colour]``."""
     machine, source = record.machine_code, record.source
     sass, links, _first = kernel_slice(machine.sass, machine.sass_links, kernel, _kernel_names(record), "sass")
     class_of = {opcode: name for name, opcodes in INSTRUCTION_CLASSES.items() for opcode in opcodes}
@@ -154,7 +154,6 @@ def hot_lines(record: KernelRecord, kernel: str, limit: int = 12) -> list[dict]:
         name = class_of.get(opcode or "", "other")
         classes[name] = classes.get(name, 0) + 1
     ranked = sorted(by_line.items(), key=lambda item: -sum(item[1].values()))[:limit]
-    to_cell = source_map_of(source).cuda_to_cell if source is not None and ranked else {}
     device = source.device.splitlines() if source is not None else []
     cell = source.kernel_source.splitlines() if source is not None else []
     rows = []
@@ -209,6 +208,7 @@ def machine_data(record: KernelRecord) -> dict[str, Any]:
     if machine is None:
         return data
     top = sorted(machine.total_instruction_counts().items(), key=lambda item: -item[1])[:24]
+    to_cell = source_map_of(record.source).cuda_to_cell if record.source is not None and machine.sass_links else {}
     return data | {
         "log": (machine.error or "")[:_MAX_ERROR],
         "head": f"{machine.arch} (built as {machine.compile_arch})" if machine.compile_arch else machine.arch,
@@ -221,7 +221,7 @@ def machine_data(record: KernelRecord) -> dict[str, Any]:
                 "card": _card(machine, name),
                 "classes": _classes(machine.instruction_counts.get(name, {})),
                 "instructions": sum(machine.instruction_counts.get(name, {}).values()),
-                "hot_lines": hot_lines(record, name) if machine.sass_links else [],
+                "hot_lines": hot_lines(record, name, to_cell) if machine.sass_links else [],
             }
             for name in _kernel_names(record)
         ],
