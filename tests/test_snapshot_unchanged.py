@@ -2,11 +2,12 @@
 
 ``data/quickstart_gemm.record.json.gz`` is the record of the quickstart notebook's GEMM lowered for
 sm_90 (with its machine code); ``data/quickstart_gemm.snapshot.html.gz`` is ``tilelab.to_html`` of it
-as of commit 9f5daea, but for two changes made on purpose since: the Machine code section's CUDA lines
+as of commit 9f5daea, but for three changes made on purpose since: the Machine code section's CUDA lines
 with the most SASS name the cell line the record's source map gives each (they named TileLang's ``#line``
-directive, ``def gemm`` for the TMA loads), and the Overview's resources give the theoretical occupancy as
-the Machine code card does (12.5%, limited by registers; it said 12%). When a view changes on purpose, save
-the snapshot again:
+directive, ``def gemm`` for the TMA loads) and list a line's classes with equal counts in the class table's
+order ("barriers and sync 32, other 32"; it was the order the SASS met them), and the Overview's resources
+give the theoretical occupancy as the Machine code card does (12.5%, limited by registers; it said 12%).
+When a view changes on purpose, save the snapshot again:
 ``python tests/test_snapshot_unchanged.py``.
 """
 

@@ -150,6 +150,15 @@ def test_a_record_saved_before_the_map_was_kept_gets_the_same_map_when_asked():
     assert len(source_map_of(old.source).links) > 40
 
 
+def test_an_old_records_map_is_computed_once_for_every_tab_that_asks():
+    old = KernelRecord.from_json(_quickstart_text()).source
+
+    first = source_map_of(old)
+
+    assert source_map_of(old) is first
+    assert source_map_of(replace(old, kernel_source=old.kernel_source + "\n")) is not first  # another source
+
+
 def test_a_stored_map_is_read_not_computed_again():
     stored = replace(build_source_map(_source()), ops=())  # marked: a fresh computation would name ops
     source = replace(_source(), source_map=stored)

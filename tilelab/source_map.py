@@ -39,6 +39,7 @@ One module: every step reads the same block tree of the CUDA and the same ops of
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, replace
 
@@ -368,5 +369,11 @@ def with_source_map(source: SourceRecord) -> SourceRecord:
 
 
 def source_map_of(source: SourceRecord) -> SourceMap:
-    """``source``'s map: the one stored at capture, else (a record of format 5 or older, or built by hand) computed now."""
-    return source.source_map if source.source_map is not None else build_source_map(source)
+    """``source``'s map: the one stored at capture, else (a record of format 5 or older, or built by hand) computed
+    once and kept for the next tab that asks."""
+    return source.source_map if source.source_map is not None else _built_map(source)
+
+
+@functools.lru_cache(maxsize=16)
+def _built_map(source: SourceRecord) -> SourceMap:
+    return build_source_map(source)

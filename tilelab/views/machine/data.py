@@ -13,13 +13,14 @@ the same requests.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 from tilelab.machine.occupancy import LIMITS_SOURCE, limits_for
 from tilelab.machine.record import machine_warnings
 from tilelab.machine.text import INSTRUCTION_CLASSES, compact_sass_line, instruction_classes, kernel_slice, opcode_of
-from tilelab.records import KernelRecord, KernelResources, MachineCodeRecord, OccupancyRecord, SourceMap, SourceRecord
+from tilelab.records import KernelRecord, KernelResources, MachineCodeRecord, OccupancyRecord, SourceRecord
 from tilelab.source_map import source_map_of
 
 __all__ = [
@@ -146,28 +147,25 @@ def hot_lines(record: KernelRecord, kernel: str, to_cell: dict[int, int], limit:
     its instruction count and its classes, most first, as ``[class, count, colour]``."""
     machine, source = record.machine_code, record.source
     sass, links, _first = kernel_slice(machine.sass, machine.sass_links, kernel, _kernel_names(record), "sass")
-    class_of = {opcode: name for name, opcodes in INSTRUCTION_CLASSES.items() for opcode in opcodes}
-    by_line: dict[int, dict[str, int]] = {}
+    opcodes_by_line: dict[int, Counter[str]] = {}
     for link in links:
         opcode = opcode_of(sass[link.line - 1]) if 0 < link.line <= len(sass) else None
-        classes = by_line.setdefault(link.cuda_line, {})
-        name = class_of.get(opcode or "", "other")
-        classes[name] = classes.get(name, 0) + 1
-    ranked = sorted(by_line.items(), key=lambda item: -sum(item[1].values()))[:limit]
+        opcodes_by_line.setdefault(link.cuda_line, Counter())[opcode or ""] += 1
+    ranked = sorted(opcodes_by_line.items(), key=lambda item: -item[1].total())[:limit]
     device = source.device.splitlines() if source is not None else []
     cell = source.kernel_source.splitlines() if source is not None else []
     rows = []
-    for line, classes in ranked:
+    for line, opcodes in ranked:
         at = to_cell.get(line)
         at = at if at is not None and 0 < at <= len(cell) else None
-        by_count = sorted(classes.items(), key=lambda item: -item[1])
+        by_count = sorted(instruction_classes(opcodes).items(), key=lambda item: -item[1])
         rows.append(
             {
                 "cuda_line": line,
                 "code": _line_text(device, line, 120),
                 "cell_line": at,
                 "cell_code": _line_text(cell, at, 80),
-                "instructions": sum(classes.values()),
+                "instructions": opcodes.total(),
                 "classes": [[name, count, CLASS_COLOURS.get(name, CLASS_COLOURS["other"])] for name, count in by_count],
             }
         )
@@ -260,7 +258,6 @@ class MachineData:
 
     def __init__(self, newest: Callable[[], KernelRecord]) -> None:
         self.newest = newest
-        self._map: tuple[str, SourceMap] | None = None  # a record saved before format 6 has its map computed once
 
     def summary(self, _content: dict[str, Any] | None = None) -> dict[str, Any]:
         """What the tab shows above the code: a state, and per kernel a card and its instruction classes."""
@@ -314,9 +311,7 @@ class MachineData:
 
     def _cell_lines(self, source: SourceRecord, cuda_lines: list[int]) -> dict[str, str]:
         """For each CUDA line, the cell line it came from (the record's source map) and its code."""
-        if self._map is None or self._map[0] != source.device:
-            self._map = (source.device, source_map_of(source))
-        to_cell = self._map[1].cuda_to_cell
+        to_cell = source_map_of(source).cuda_to_cell
         cell = source.kernel_source.splitlines()
         named = {}
         for line in cuda_lines:
