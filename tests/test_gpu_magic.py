@@ -56,3 +56,21 @@ def test_profile_flag_gives_the_explorer_a_profile_tab_with_a_roofline_position(
     assert [tab["title"] for tab in core.tabs][-1] == PROFILE_TAB
     (profiled,) = core.answer({"id": 1, "type": "profile"})["kernels"]
     assert next(section for section in profiled["sections"] if section["kind"] == "roofline")["plot"]["point"]
+
+
+def test_profile_flag_places_the_warp_samples_on_the_cells_lines(ip):
+    from tilelab.counters.stalls import place_samples
+    from tilelab.machine.build import machine_code_for
+
+    ip.run_cell_magic("tilelang", "--no-show --force --no-machine-code --profile", GEMM_CELL)
+    record = ip.user_ns["matmul_record"]
+    built = record.with_machine_code(machine_code_for(record, kernel=ip.user_ns["matmul_kernel"]))  # TileLang's cubin
+
+    (kernel,) = built.profile.kernels
+    placed = place_samples(built, kernel)
+
+    assert kernel.sampled > 0 and placed.unplaced == ""  # ncu ran the SASS the record lists, instruction for instruction
+    assert sum(line.samples for line in placed.by_cell_line) == kernel.sampled
+    cell = record.source.kernel_source.splitlines()
+    sampled = {cell[line.line - 1].strip().split("(")[0] for line in placed.by_cell_line if line.line is not None}
+    assert {"T.gemm", "T.copy"} <= sampled

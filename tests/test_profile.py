@@ -73,7 +73,7 @@ def test_the_ncu_command_profiles_only_the_kernels_own_launches(tmp_path):
     command = ncu_command("ncu", ["gemm_kernel", "gemm_kernel_1"], tmp_path / "report", ["python", "job.py"])
 
     assert command[:4] == ["ncu", "--export", str(tmp_path / "report"), "--force-overwrite"]
-    assert command.count("--section") == 4 and "LaunchStats" in command
+    assert command.count("--section") == 6 and {"LaunchStats", "SourceCounters"} <= set(command)
     assert "regex:^(gemm_kernel|gemm_kernel_1)$" in command
     assert command[command.index("--launch-count") + 1] == "2" and command[-2:] == ["python", "job.py"]
 
@@ -146,3 +146,6 @@ def test_profiling_flash_attention_with_generated_inputs():
 
     assert set(frame.section) >= {"GPU Speed Of Light Throughput", "Occupancy", "Launch Statistics"}
     assert metric(frame, "Occupancy", "Theoretical Occupancy").value > 0
+    ((name, sampled),) = frame.attrs["samples"].items()  # the source page: warp samples per SASS instruction
+    (attention,) = frame.attrs["summary"].kernels
+    assert name == attention.kernel and attention.samples == sampled and attention.sampled > 0

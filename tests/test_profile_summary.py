@@ -29,7 +29,7 @@ HOSTILE = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "{{7*7
 
 
 def profile_html(profile: ProfileRecord) -> str:
-    return profile_snapshot(profile_data(profile))
+    return profile_snapshot(profile_data(sample_record().with_profile(profile)))
 
 
 def details_frame():

@@ -27,7 +27,7 @@ def profiled(estimate=True):
 
 def test_the_profile_snapshot_is_drawn_from_the_tabs_json_alone():
     record = profiled()
-    data = profile_data(record.profile)
+    data = profile_data(record)
 
     drawn = profile_snapshot(as_sent(data))
 
@@ -42,11 +42,11 @@ def test_the_widget_receives_the_same_profile_data():
     reply = ExplorerView(record).core.answer({"id": 5, "type": "profile"})
 
     assert (reply.pop("id"), reply.pop("type")) == (5, "profile")
-    assert reply == profile_data(record.profile)
+    assert reply == profile_data(record)
 
 
 def test_the_profile_data_has_its_sections_in_order_with_their_labels_and_the_plots_geometry():
-    (kernel,) = profile_data(profiled().profile)["kernels"]
+    (kernel,) = profile_data(profiled())["kernels"]
 
     assert [section["title"] for section in kernel["sections"]] == [
         "Speed of Light",
@@ -64,12 +64,12 @@ def test_the_profile_data_has_its_sections_in_order_with_their_labels_and_the_pl
 
 
 def test_without_flops_the_roofline_section_has_rows_but_no_plot():
-    (kernel,) = profile_data(profiled(estimate=False).profile)["kernels"]
+    (kernel,) = profile_data(profiled(estimate=False))["kernels"]
 
     roofline = next(section for section in kernel["sections"] if section["kind"] == "roofline")
 
     assert roofline["plot"] is None and ["peaks", roofline["rows"][-1][1]] == roofline["rows"][-1]
-    assert not parse(profile_snapshot(profile_data(profiled(estimate=False).profile))).find_all("svg")
+    assert not parse(profile_snapshot(profile_data(profiled(estimate=False)))).find_all("svg")
 
 
 def test_a_record_without_a_profile_has_no_profile_section():

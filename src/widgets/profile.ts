@@ -1,7 +1,7 @@
 /**
  * The Profile tab (a record with an ncu profile): per profiled launch its head line and sections —
- * Speed of Light bars, the roofline position (a table and a log-log plot), occupancy, launch and
- * ncu's advice. The reply is `tilelab.views.profile.data.profile_data`, the dict the snapshot draws:
+ * Speed of Light bars, the roofline position (a table and a log-log plot), where the warps were (by
+ * cell line, and by CUDA line under a fold), occupancy, launch and ncu's advice. The reply is `tilelab.views.profile.data.profile_data`, the dict the snapshot draws:
  * Python formats every label and number and computes the plot's coordinates; text goes in through
  * `textContent` only. It is asked for once, when the tab is first shown.
  */
@@ -43,14 +43,36 @@ interface IAdvice {
   description: string;
 }
 
+/** A line's warp samples: its share (`width`, 0..100, and as text) and its biggest stall reasons. */
+interface ISampledLine {
+  line: string;
+  code: string;
+  width: number;
+  share: string;
+  samples: number;
+  /** [name, share of the line's samples, what it means]. */
+  reasons: [string, string, string][];
+  /** CUDA lines: the cell line it came from, "N: code". */
+  cell?: string;
+}
+
 interface ISection {
   title: string;
-  kind: 'bars' | 'roofline' | 'table' | 'advice';
+  kind: 'bars' | 'roofline' | 'table' | 'advice' | 'samples';
   bars?: IBar[];
   rows?: [string, string][];
   plot?: IPlot | null;
   advice?: IAdvice[];
+  summary?: string;
+  cell?: ISampledLine[];
+  cuda?: ISampledLine[];
+  note?: string;
 }
+
+/** Said above the samples, as the snapshot says it (`tilelab.views.profile.snapshot.SAMPLING`). */
+const SAMPLING =
+  "ncu sampled the state of each SM's warps at a fixed interval: a line's share is the share of samples that " +
+  'found a warp at its instructions, and the reasons say why those warps were not issuing.';
 
 interface IKernel {
   head: string;
@@ -135,6 +157,63 @@ function advice(items: IAdvice[]): HTMLElement {
   return list;
 }
 
+function sampledTable(rows: ISampledLine[], head: string[], tilelab: string, className: string): HTMLElement {
+  const table = h('table', `tl-profile-table tl-samples ${className}`);
+  table.dataset.tilelab = tilelab;
+  const heading = table.createTHead().insertRow();
+  heading.append(...head.map(text => h('th', '', text)));
+  const body = table.createTBody();
+  for (const row of rows) {
+    const share = h('td', 'tl-samples-share');
+    const track = h('span', 'tl-samples-track');
+    const fill = h('span', 'tl-sol-fill');
+    fill.style.width = `${row.width}%`;
+    track.appendChild(fill);
+    share.append(track, row.share);
+    const code = h('td', 'tl-samples-code', row.code);
+    code.title = row.code;
+    const reasons = h('td');
+    row.reasons.forEach(([name, part, meaning], k) => {
+      const reason = h('span', 'tl-samples-reason', `${name} ${part}`);
+      reason.title = meaning;
+      reasons.append(...(k ? [', ', reason] : [reason]));
+    });
+    const cells = [share, h('td', '', row.line), code];
+    if (row.cell !== undefined) {
+      const cell = h('td', 'tl-samples-code', row.cell);
+      cell.title = row.cell;
+      cells.push(cell);
+    }
+    body.insertRow().append(...cells, reasons);
+  }
+  return table;
+}
+
+function samples(part: ISection, node: HTMLElement): void {
+  node.appendChild(h('div', 'tl-profile-muted', SAMPLING));
+  if (part.summary) {
+    const summary = h('div', '', part.summary);
+    summary.dataset.tilelab = 'samples-summary';
+    node.appendChild(summary);
+  }
+  if (part.cell?.length) {
+    node.appendChild(sampledTable(part.cell, ['share', 'cell line', 'code', 'why not issuing'], 'samples-by-cell-line', 'tl-samples-by-cell'));
+  }
+  if (part.cuda?.length) {
+    const fold = h('details', 'tl-samples-fold');
+    fold.append(
+      h('summary', '', `by CUDA line (the ${part.cuda.length} with the most samples)`),
+      sampledTable(part.cuda, ['share', 'CUDA line', 'code', 'cell line', 'why not issuing'], 'samples-by-cuda-line', 'tl-samples-by-cuda')
+    );
+    node.appendChild(fold);
+  }
+  if (part.note) {
+    const note = h('div', 'tl-profile-warn', part.note);
+    note.dataset.tilelab = 'samples-note';
+    node.appendChild(note);
+  }
+}
+
 function section(part: ISection): HTMLElement {
   const node = h('div', 'tl-profile-section');
   node.appendChild(h('div', 'tl-profile-title', part.title));
@@ -147,6 +226,8 @@ function section(part: ISection): HTMLElement {
     }
   } else if (part.kind === 'advice') {
     node.appendChild(advice(part.advice ?? []));
+  } else if (part.kind === 'samples') {
+    samples(part, node);
   } else {
     node.appendChild(rowsTable(part.rows ?? []));
   }

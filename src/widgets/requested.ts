@@ -1,10 +1,13 @@
 /**
- * A tab filled once from its data dict: asked for when the tab is first shown, "loading…" until the
- * reply comes, the error in its place if the request fails. Overview and Profile are such tabs.
+ * A tab filled from its data dict: asked for when the tab is first shown, "loading…" until the reply
+ * comes, the error in its place if the request fails. Overview and Profile are such tabs; both read the
+ * record's machine code (resources, where the warps were), which the kernel may build in the background,
+ * so the tab asks again when it arrives (`machine_updates`).
  */
 
 import { Channel } from './channel';
 import { h, message } from './dom';
+import { IModel, watch } from './model';
 
 export interface IRequestedTab {
   node: HTMLDivElement;
@@ -12,6 +15,7 @@ export interface IRequestedTab {
 }
 
 export function requestedTab<T>(
+  model: IModel,
   channel: Channel,
   request: string,
   className: string,
@@ -19,9 +23,19 @@ export function requestedTab<T>(
 ): IRequestedTab {
   const node = h('div', className);
   message(node, 'loading…');
-  channel
-    .request<T>(request)
-    .then(data => fill(node, data))
-    .catch(error => message(node, (error as Error).message, 'error'));
-  return { node, dispose: () => node.replaceChildren() };
+  const load = (): void => {
+    channel
+      .request<T>(request)
+      .then(data => fill(node, data))
+      .catch(error => message(node, (error as Error).message, 'error'));
+  };
+  load();
+  const unwatch = watch(model, 'machine_updates', load);
+  return {
+    node,
+    dispose: () => {
+      unwatch();
+      node.replaceChildren();
+    }
+  };
 }

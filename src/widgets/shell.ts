@@ -38,9 +38,9 @@ interface ITabView {
 function tabView(spec: ITabSpec, model: IModel, channel: Channel): ITabView {
   switch (spec.kind) {
     case 'profile':
-      return requestedTab(channel, spec.request ?? spec.id, 'tl-html tl-profile', fillProfile);
+      return requestedTab(model, channel, spec.request ?? spec.id, 'tl-html tl-profile', fillProfile);
     case 'overview':
-      return requestedTab(channel, spec.request ?? spec.id, 'tl-html tl-overview', fillOverview);
+      return requestedTab(model, channel, spec.request ?? spec.id, 'tl-html tl-overview', fillOverview);
     case 'passes': {
       const tab = new PassesTab(model, channel);
       return { node: tab.node, dispose: () => tab.dispose() };

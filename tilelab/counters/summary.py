@@ -15,6 +15,7 @@ duration, so it exists only with an estimate. ncu's CSV names no device (its
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from tilelab.peaks import DevicePeaks, peaks_for
@@ -38,7 +39,8 @@ def summarize(
     Parameters
     ----------
     frame
-        The long DataFrame: ``id, kernel, section, metric, value, unit, text``; ``attrs["rules"]`` the advice.
+        The long DataFrame: ``id, kernel, section, metric, value, unit, text``; ``attrs["rules"]`` the advice,
+        ``attrs["samples"]`` per kernel name its sampled instructions (:mod:`tilelab.counters.source_page`).
     estimate
         The kernel's :class:`~tilelab.records.StaticEstimate`, for achieved FLOP/s (one device kernel only).
     arch, device_name
@@ -62,12 +64,15 @@ def summarize(
     elif len(kernel_names) > 1:
         notes.append("the static estimate covers one device kernel and ncu profiled several: no achieved FLOP/s")
         estimate = None
-    rules = frame.attrs.get("rules", [])
+    rules, samples = frame.attrs.get("rules", []), frame.attrs.get("samples", {})
     kernels = tuple(
-        _kernel_profile(group, int(launch), [r for r in rules if _rule_launch(r, launch, group)], peaks, estimate)
+        replace(
+            _kernel_profile(group, int(launch), [r for r in rules if _rule_launch(r, launch, group)], peaks, estimate),
+            samples=samples.get(str(group["kernel"].iloc[0]), ()),  # a kernel launched twice: its first launch's
+        )
         for launch, group in frame.groupby("id", sort=True)
     )
-    return ProfileRecord(kernels, device_name, tuple(notes))
+    return ProfileRecord(kernels, device_name, tuple(notes + frame.attrs.get("notes", [])))
 
 
 def _rule_launch(rule: dict, launch: Any, group: Any) -> bool:

@@ -15,6 +15,7 @@ __all__ = [
     "INSTRUCTION_CLASSES",
     "compact_sass_line",
     "instruction_classes",
+    "instruction_lines",
     "kernel_slice",
     "opcode_of",
     "parse_ptx_links",
@@ -48,7 +49,7 @@ _USED = {
 _RESOURCE_FUNCTION = re.compile(r"^\s*Function (\S+):\s*$")
 _RESOURCE_VALUE = re.compile(r"([A-Z_]+(?:\[\d+\])?):(\d+)")
 _LOCATION = re.compile(r'File "([^"]+)", line (\d+)')
-_INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T\d]+\s+)?([A-Z][A-Z0-9_]*)")
+_INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T\d]+\s+)?([A-Z][A-Z0-9_]*)")
 _SECTION = re.compile(r"^(?:\.text\.(\S+):|\s*Function : (\S+))\s*$")
 _PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"')
 _LINE_DIRECTIVE = re.compile(r'^\s*#line\s+(\d+)\s+"([^"]*)"\s*$')
@@ -94,7 +95,16 @@ def parse_resource_usage(text: str) -> dict[str, dict[str, int]]:
 def opcode_of(line: str) -> str | None:
     """The opcode of a SASS instruction line (``HGMMA`` of ``/*0a80*/ HGMMA.64x128x16.F32 ...``), else None."""
     match = _INSTRUCTION.match(line)
-    return match.group(1) if match else None
+    return match.group(2) if match else None
+
+
+def instruction_lines(lines: list[str]) -> dict[int, tuple[int, str]]:
+    """A SASS listing's instructions by their address in the kernel (the ``/*0a80*/``): (line number from 1, opcode)."""
+    found = {}
+    for number, line in enumerate(lines, start=1):
+        if match := _INSTRUCTION.match(line):
+            found[int(match.group(1), 16)] = (number, match.group(2))
+    return found
 
 
 LineOf = Callable[[str, int], "int | None"]

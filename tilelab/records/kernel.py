@@ -35,10 +35,12 @@ from tilelab.repro import reproducer_of_record
 # 2: a launch per device kernel, launch problems, layouts keyed per kernel; 3: static estimate;
 # 4: the estimate's GEMM operand dtypes (which pick its FLOP peak); 5: provenance (who served it, the cache key's parts);
 # 6: the source's map (device-code line -> kernel-file line, repaired at capture);
-# 7: the estimate's and the roofline position's peaks as one DevicePeaks (they were four flat fields)
-FORMAT_VERSION = 7
-# Formats 3 to 6 only added optional fields: older files lack them (None, or no dtypes); decode_peaks reads both peaks.
-_READABLE_FORMATS = (2, 3, 4, 5, 6, 7)
+# 7: the estimate's and the roofline position's peaks as one DevicePeaks (they were four flat fields);
+# 8: the profile's warp-state samples per SASS instruction
+FORMAT_VERSION = 8
+# Formats 3 to 6 and 8 only added optional fields: older files lack them (None, no dtypes, no samples);
+# decode_peaks reads both peaks.
+_READABLE_FORMATS = (2, 3, 4, 5, 6, 7, 8)
 
 
 @dataclass(frozen=True, eq=False)

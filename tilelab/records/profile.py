@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from tilelab.peaks import DevicePeaks
 from tilelab.records.encoding import decode_peaks
 
-__all__ = ["KernelProfile", "ProfileAdvice", "ProfileRecord", "RooflinePosition"]
+__all__ = ["InstructionSamples", "KernelProfile", "ProfileAdvice", "ProfileRecord", "RooflinePosition"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,23 @@ class RooflinePosition:
 
 
 @dataclass(frozen=True)
+class InstructionSamples:
+    """ncu's warp-state samples at one SASS instruction (its SourceCounters section).
+
+    ``offset`` is the instruction's address within its kernel (the ``/*0a10*/`` of a SASS listing) and
+    ``instruction`` its text as ncu printed it, so a listing can be checked to hold the same instruction there.
+    ``samples`` counts every sample of a warp at it, ``not_issued`` those where the warp issued nothing;
+    ``reasons`` splits ``samples`` by ncu's stall reason (``long_sb``, ``barrier`` …, the ``stall_`` dropped), most first.
+    """
+
+    offset: int
+    instruction: str
+    samples: int
+    not_issued: int
+    reasons: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
 class KernelProfile:
     """ncu's figures for one profiled launch (``launch`` is ncu's ID); a figure ncu did not report is None.
 
@@ -87,6 +104,12 @@ class KernelProfile:
     waves_per_sm: float | None = None
     roofline: RooflinePosition | None = None
     advice: tuple[ProfileAdvice, ...] = ()
+    samples: tuple[InstructionSamples, ...] = ()  # the instructions ncu sampled a warp at, in address order
+
+    @property
+    def sampled(self) -> int:
+        """How many warp-state samples ncu took of this launch."""
+        return sum(item.samples for item in self.samples)
 
     @property
     def occupancy_limiters(self) -> tuple[str, ...]:
@@ -119,10 +142,15 @@ class ProfileRecord:
                         **kernel,
                         "roofline": None if roofline is None else RooflinePosition(**decode_peaks(roofline)),
                         "advice": tuple(ProfileAdvice(**advice) for advice in kernel.get("advice", ())),
+                        "samples": tuple(_instruction_samples(item) for item in kernel.get("samples", ())),
                     }
                 )
             )
         return cls(tuple(kernels), data.get("device"), tuple(data.get("notes", ())))
+
+
+def _instruction_samples(data: dict) -> InstructionSamples:
+    return InstructionSamples(**{**data, "reasons": tuple((reason, count) for reason, count in data["reasons"])})
 
 
 def _kernel_line(kernel: KernelProfile) -> str:

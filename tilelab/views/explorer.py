@@ -115,7 +115,7 @@ class ExplorerView(BundleView):
             "layout_tile": lambda content: tile_reply(record.layouts, content),
         }
         if record.profile is not None:
-            handlers["profile"] = lambda _content: profile_data(record.profile)
+            handlers["profile"] = lambda _content: profile_data(_with_newest_machine_code(record))
         core = ExplorerWidget(
             handlers,
             kind="explorer",
@@ -199,7 +199,13 @@ def _profile_section(record: KernelRecord) -> str:
     """The Profile section when the record carries an ncu profile."""
     if record.profile is None:
         return ""
-    return details(PROFILE_TAB, profile_snapshot(profile_data(record.profile)), attrs=" data-section='profile'")
+    return details(PROFILE_TAB, profile_snapshot(profile_data(record)), attrs=" data-section='profile'")
+
+
+def _with_newest_machine_code(record: KernelRecord) -> KernelRecord:
+    """``record`` as shown (its profile), with the machine code its newest version has (placing warp samples needs it)."""
+    machine_code = _newest(record).machine_code
+    return record if machine_code is None else record.with_machine_code(machine_code)
 
 
 def _newest(record: KernelRecord) -> KernelRecord:

@@ -22,6 +22,7 @@ from tilelab.machine.record import machine_warnings
 from tilelab.machine.text import INSTRUCTION_CLASSES, compact_sass_line, instruction_classes, kernel_slice, opcode_of
 from tilelab.records import KernelRecord, KernelResources, MachineCodeRecord, OccupancyRecord, SourceRecord
 from tilelab.source_map import source_map_of
+from tilelab.views.lines import quoted_line
 
 __all__ = [
     "CLASS_COLOURS",
@@ -162,20 +163,14 @@ def hot_lines(record: KernelRecord, kernel: str, to_cell: dict[int, int], limit:
         rows.append(
             {
                 "cuda_line": line,
-                "code": _line_text(device, line, 120),
+                "code": quoted_line(device, line, 120),
                 "cell_line": at,
-                "cell_code": _line_text(cell, at, 80),
+                "cell_code": quoted_line(cell, at, 80),
                 "instructions": opcodes.total(),
                 "classes": [[name, count, CLASS_COLOURS.get(name, CLASS_COLOURS["other"])] for name, count in by_count],
             }
         )
     return rows
-
-
-def _line_text(lines: list[str], number: int | None, width: int) -> str:
-    """Line ``number`` (from 1) of ``lines``, stripped and cut to ``width`` characters; "" where there is none."""
-    text = lines[number - 1].strip() if number is not None and 0 < number <= len(lines) else ""
-    return f"{text[:width]}…" if len(text) > width else text
 
 
 def _kernel_names(record: KernelRecord) -> list[str]:
@@ -319,7 +314,7 @@ class MachineData:
             if at is None or not 0 < at <= len(cell):
                 named[str(line)] = _NO_CELL
             else:
-                named[str(line)] = f"cell line {at}: {_line_text(cell, at, 80)}"
+                named[str(line)] = f"cell line {at}: {quoted_line(cell, at, 80)}"
         return named
 
 

@@ -1,7 +1,8 @@
 """The Profile tab's data, the only code that shapes it: one ncu run of a kernel as, per profiled launch, a head
-line and its sections (Speed of Light bars, the roofline position with the plot's geometry, occupancy, launch,
-ncu's advice); sections with nothing to show are left out. Every label and number is formatted here, and the
-roofline plot's coordinates are computed here, so the snapshot and the live tab draw the same picture.
+line and its sections (Speed of Light bars, the roofline position with the plot's geometry, where the warps
+were by cell line and by CUDA line, occupancy, launch, ncu's advice); sections with nothing to show are left
+out. Every label and number is formatted here, and the roofline plot's coordinates are computed here, so the
+snapshot and the live tab draw the same picture.
 """
 
 from __future__ import annotations
@@ -9,9 +10,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tilelab.records.profile import KernelProfile, ProfileRecord, RooflinePosition
+from tilelab.counters.stalls import LineSamples, PlacedSamples, place_samples
+from tilelab.records import KernelRecord
+from tilelab.records.profile import KernelProfile, RooflinePosition
+from tilelab.views.lines import quoted_line
 
-__all__ = ["PLOT", "profile_data"]
+__all__ = ["PLOT", "STALL_REASONS", "profile_data"]
 
 PLOT = {"width": 360, "height": 220, "left": 58, "right": 12, "top": 12, "bottom": 34}  # the roofline plot, in px
 
@@ -91,6 +95,75 @@ def _plot(roofline: RooflinePosition) -> dict[str, Any] | None:
     }
 
 
+# ncu's stall reasons (the ``stall_`` columns of its source page): a name for the table, what it means for a tooltip.
+STALL_REASONS = {
+    "barrier": ("barrier", "waiting for the block's other warps at a barrier (bar.sync, __syncthreads)"),
+    "branch_resolving": ("branch resolving", "waiting for a branch's target to be computed"),
+    "dispatch": ("dispatch", "selected, but the dispatcher held the instruction back"),
+    "drain": ("drain", "after EXIT, waiting for the warp's memory writes to drain"),
+    "imc": ("constant cache miss", "waiting for an immediate-constant cache miss"),
+    "lg": ("LG throttle", "the queue for local and global memory instructions is full"),
+    "long_sb": ("long scoreboard", "waiting on a result of an L1TEX operation (global, local, surface or texture memory)"),
+    "math": ("math pipe throttle", "the execution pipe the instruction needs is busy"),
+    "membar": ("memory barrier", "waiting on a memory barrier"),
+    "mio": ("MIO throttle", "the queue for memory input/output instructions (shared memory, special math) is full"),
+    "misc": ("misc", "a hardware reason ncu does not name"),
+    "no_inst": ("no instruction", "waiting for an instruction to be fetched (or an instruction cache miss)"),
+    "not_selected": ("not selected", "ready, but the scheduler issued another warp's instruction"),
+    "selected": ("selected", "issuing: not a stall"),
+    "short_sb": ("short scoreboard", "waiting on a result of an MIO operation (shared memory, special math)"),
+    "sleep": ("sleeping", "the warp's threads are sleeping or yielded"),
+    "tex": ("texture throttle", "the queue for texture instructions is full"),
+    "wait": ("fixed-latency wait", "waiting on a fixed-latency dependency"),
+}
+_TOP_CUDA_LINES = 12
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f} %" if whole else "—"
+
+
+def _sampled_row(line: LineSamples, total: int, code: str) -> dict[str, Any]:
+    """One line's row: its number, code, share of the launch's samples and its three biggest stall reasons."""
+    reasons = []
+    for name, count in line.reasons[:3]:
+        label, meaning = STALL_REASONS.get(name, (name, f"ncu's stall reason {name}"))
+        reasons.append([label, _share(count, line.samples), meaning])
+    return {
+        "line": "—" if line.line is None else str(line.line),
+        "code": code,
+        "width": 100 * line.samples / total if total else 0.0,
+        "share": _share(line.samples, total),
+        "samples": line.samples,
+        "reasons": reasons,
+    }
+
+
+def _samples_section(record: KernelRecord, placed: PlacedSamples) -> dict[str, Any]:
+    """Where the warps were: the launch's samples by cell line and by CUDA line (the most first), or why not."""
+    title = f"Where the warps were ({placed.samples} samples)"
+    section = {"title": title, "kind": "samples", "summary": "", "cell": [], "cuda": [], "note": placed.unplaced}
+    if placed.unplaced:
+        return section
+    cell = record.source.kernel_source.splitlines() if record.source is not None else []
+    device = record.source.device.splitlines() if record.source is not None else []
+    cell_line_of = placed.cell_line_of or {}
+    section["cell"] = [
+        _sampled_row(line, placed.samples, quoted_line(cell, line.line, 80) if line.line else "no cell line")
+        for line in placed.by_cell_line
+    ]
+    for line in placed.by_cuda_line[:_TOP_CUDA_LINES]:
+        row = _sampled_row(line, placed.samples, quoted_line(device, line.line, 100) if line.line else "no CUDA line")
+        at = cell_line_of.get(line.line) if line.line is not None else None
+        row["cell"] = f"{at}: {quoted_line(cell, at, 60)}" if at is not None else "—"
+        section["cuda"].append(row)
+    top = next((row for row in section["cell"] if row["line"] != "—"), None)
+    if top is not None:
+        reason = f", {top['reasons'][0][1]} of them {top['reasons'][0][0]}" if top["reasons"] else ""
+        section["summary"] = f"Cell line {top['line']} has {top['share']} of the samples{reason}: {top['code']}"
+    return section
+
+
 def _occupancy_rows(kernel: KernelProfile) -> list[list[str]]:
     rows = []
     if kernel.achieved_occupancy is not None or kernel.theoretical_occupancy is not None:
@@ -114,7 +187,7 @@ def _launch_rows(kernel: KernelProfile) -> list[list[str]]:
     return [[label, f"{value} {unit}".strip()] for label, value, unit in facts if value is not None]
 
 
-def _kernel(kernel: KernelProfile, several: bool) -> dict[str, Any]:
+def _kernel(record: KernelRecord, kernel: KernelProfile, several: bool) -> dict[str, Any]:
     """A profiled launch's head line and its sections, each ``{"title", "kind", ...}``."""
     sections: list[dict[str, Any]] = []
     if bars := _bars(kernel):
@@ -122,6 +195,8 @@ def _kernel(kernel: KernelProfile, several: bool) -> dict[str, Any]:
     if kernel.roofline is not None:
         rows, plot = _roofline_rows(kernel.roofline), _plot(kernel.roofline)
         sections.append({"title": "Roofline position", "kind": "roofline", "rows": rows, "plot": plot})
+    if (placed := place_samples(record, kernel)) is not None:
+        sections.append(_samples_section(record, placed))
     if rows := _occupancy_rows(kernel):
         sections.append({"title": "Occupancy", "kind": "table", "rows": rows})
     if rows := _launch_rows(kernel):
@@ -144,10 +219,14 @@ def _kernel(kernel: KernelProfile, several: bool) -> dict[str, Any]:
     }
 
 
-def profile_data(profile: ProfileRecord) -> dict[str, Any]:
-    """The tab's data (the reply to ``profile``): per profiled launch its head and sections, the device, the notes."""
+def profile_data(record: KernelRecord) -> dict[str, Any]:
+    """The tab's data (the reply to ``profile``) for a record with a profile: per profiled launch its head and
+    sections, the device, the notes."""
+    profile = record.profile
+    if profile is None:
+        raise ValueError(f"{record.name} has no ncu profile (%%tilelang --profile attaches one)")
     return {
-        "kernels": [_kernel(kernel, several=len(profile.kernels) > 1) for kernel in profile.kernels],
+        "kernels": [_kernel(record, kernel, several=len(profile.kernels) > 1) for kernel in profile.kernels],
         "device": profile.device or "",
         "notes": list(profile.notes),
     }

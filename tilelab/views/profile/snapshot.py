@@ -1,5 +1,6 @@
 """The Profile tab's snapshot, drawn from :func:`~tilelab.views.profile.data.profile_data` alone: per profiled
-launch its Speed of Light bars, roofline position (an inline SVG plot), occupancy, launch and ncu's advice.
+launch its Speed of Light bars, roofline position (an inline SVG plot), where the warps were (by cell line, and
+by CUDA line under a fold), occupancy, launch and ncu's advice.
 
 Script-free, every kernel name and advice text escaped; colours come from
 JupyterLab's theme variables (with light fallbacks), so dark themes work.
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelab.views.html import escape, table
+from tilelab.views.html import MONO, escape, table
 
 __all__ = ["profile_snapshot", "roofline_svg"]
 
@@ -23,13 +24,17 @@ _POINT = "var(--jp-error-color1,#cf222e)"
 _WARN = "var(--jp-warn-color1,#9a6700)"
 
 
+def _track(width: float, size: str) -> str:
+    """A bar filled to ``width`` percent; ``size`` places and sizes its track."""
+    fill = f"display:block;height:8px;width:{width:.1f}%;background:{_ROOF};border-radius:4px"
+    return f"<span style='{size};height:8px;background:{_TRACK};border-radius:4px'><span style='{fill}'></span></span>"
+
+
 def _bar(bar: dict[str, Any]) -> str:
     return (
         f"<div data-tilelab='sol-bar' style='display:flex;align-items:center;gap:8px'>"
         f"<span style='width:100px;color:{_MUTED}'>{escape(bar['label'])}</span>"
-        f"<span style='flex:0 0 240px;height:8px;background:{_TRACK};border-radius:4px'>"
-        f"<span style='display:block;height:8px;width:{bar['width']:.1f}%;background:{_ROOF};border-radius:4px'></span></span>"
-        f"<span>{escape(bar['text'])}</span></div>"
+        f"{_track(bar['width'], 'flex:0 0 240px')}<span>{escape(bar['text'])}</span></div>"
     )
 
 
@@ -73,6 +78,54 @@ def _advice(items: list[dict[str, str]]) -> str:
     return f"<ol style='margin:2px 0;padding-left:20px'>{''.join(rows)}</ol>"
 
 
+SAMPLING = (
+    "ncu sampled the state of each SM's warps at a fixed interval: a line's share is the share of samples that "
+    "found a warp at its instructions, and the reasons say why those warps were not issuing."
+)
+
+
+def _share_bar(row: dict[str, Any]) -> str:
+    track = _track(row["width"], "display:inline-block;width:40px")
+    return f"<span style='display:inline-flex;align-items:center;gap:6px;white-space:nowrap'>{track}{escape(row['share'])}</span>"
+
+
+def _reasons(row: dict[str, Any]) -> str:
+    return ", ".join(
+        f"<span title='{escape(meaning)}' style='white-space:nowrap'>{escape(label)} {escape(share)}</span>"
+        for label, share, meaning in row["reasons"]
+    )
+
+
+def _code(text: str, width: int = 40) -> str:
+    """``text`` in one line of at most ``width`` characters, cut with "…" (the whole text is its tooltip)."""
+    clip = f"display:block;max-width:{width}ch;overflow:hidden;text-overflow:ellipsis;white-space:pre"
+    return f"<code title='{escape(text)}' style='{MONO};{clip}'>{escape(text)}</code>"
+
+
+def _samples(section: dict[str, Any]) -> str:
+    parts = [f"<div style='color:{_MUTED}'>{escape(SAMPLING)}</div>"]
+    if section["summary"]:
+        parts.append(f"<div data-tilelab='samples-summary'>{escape(section['summary'])}</div>")
+    if section["cell"]:
+        rows = [(_share_bar(row), escape(row["line"]), _code(row["code"]), _reasons(row)) for row in section["cell"]]
+        parts.append(table(rows, ("share", "cell line", "code", "why not issuing"), " data-tilelab='samples-by-cell-line'"))
+    if section["cuda"]:
+        rows = [
+            (_share_bar(row), escape(row["line"]), _code(row["code"]), _code(row["cell"], 28), _reasons(row))
+            for row in section["cuda"]
+        ]
+        head = ("share", "CUDA line", "code", "cell line", "why not issuing")
+        parts.append(
+            f"<details style='margin-top:4px'><summary style='cursor:pointer'>by CUDA line "
+            f"(the {len(rows)} with the most samples)</summary>"
+            + table(rows, head, " data-tilelab='samples-by-cuda-line'")
+            + "</details>"
+        )
+    if section["note"]:
+        parts.append(f"<div data-tilelab='samples-note' style='color:{_WARN}'>{escape(section['note'])}</div>")
+    return "".join(parts)
+
+
 def _rows(rows: list[list[str]], attrs: str = "") -> str:
     return table([(escape(label), escape(value)) for label, value in rows], attrs=attrs)
 
@@ -86,6 +139,8 @@ def _section(section: dict[str, Any]) -> str:
         body = _rows(section["rows"], " data-tilelab='roofline'") + (roofline_svg(plot) if plot is not None else "")
     elif kind == "advice":
         body = _advice(section["advice"])
+    elif kind == "samples":
+        body = _samples(section)
     else:
         body = _rows(section["rows"])
     return f"<div style='margin-top:6px'><div style='font-weight:600;color:{_MUTED}'>{escape(section['title'])}</div>{body}</div>"
