@@ -1,9 +1,10 @@
 /**
  * The Profile tab (a record with an ncu profile): per profiled launch its head line and sections —
  * Speed of Light bars, the roofline position (a table and a log-log plot), where the warps were (by
- * cell line, and by CUDA line under a fold), occupancy, launch and ncu's advice. The reply is `tilelab.views.profile.data.profile_data`, the dict the snapshot draws:
- * Python formats every label and number and computes the plot's coordinates; text goes in through
- * `textContent` only. It is asked for once, when the tab is first shown.
+ * cell line, and by CUDA line under a fold), occupancy, launch and ncu's advice. The reply is
+ * `tilelab.views.profile.data.profile_data`, the dict the snapshot draws: Python formats every label
+ * and number and computes the plot's coordinates; text goes in through `textContent` only. It is
+ * asked for when the tab is first shown, and again when the record's machine code arrives.
  */
 
 import { h, svg } from './dom';
@@ -63,16 +64,13 @@ interface ISection {
   rows?: [string, string][];
   plot?: IPlot | null;
   advice?: IAdvice[];
+  /** What the samples are, said above them. */
+  about?: string;
   summary?: string;
   cell?: ISampledLine[];
   cuda?: ISampledLine[];
   note?: string;
 }
-
-/** Said above the samples, as the snapshot says it (`tilelab.views.profile.snapshot.SAMPLING`). */
-const SAMPLING =
-  "ncu sampled the state of each SM's warps at a fixed interval: a line's share is the share of samples that " +
-  'found a warp at its instructions, and the reasons say why those warps were not issuing.';
 
 interface IKernel {
   head: string;
@@ -190,7 +188,7 @@ function sampledTable(rows: ISampledLine[], head: string[], tilelab: string, cla
 }
 
 function samples(part: ISection, node: HTMLElement): void {
-  node.appendChild(h('div', 'tl-profile-muted', SAMPLING));
+  node.appendChild(h('div', 'tl-profile-muted', part.about ?? ''));
   if (part.summary) {
     const summary = h('div', '', part.summary);
     summary.dataset.tilelab = 'samples-summary';

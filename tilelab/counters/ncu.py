@@ -193,12 +193,14 @@ def profile(kernel: Any, *inputs: Any, sections=DEFAULT_SECTIONS, timeout: float
             raise ProfilerUnavailableError(problem or f"the kernel did not run under ncu: {last}")
         read = [ncu, "--import", str(report.with_suffix(".ncu-rep")), "--csv", "--page"]
         imported = subprocess.run([*read, "details"], capture_output=True, text=True, timeout=timeout)
-        source_page = subprocess.run([*read, "source", "--print-source", "sass"], capture_output=True, text=True, timeout=timeout)
+        source_page = None
+        if "SourceCounters" in sections:
+            source_page = subprocess.run([*read, "source", "--print-source", "sass"], capture_output=True, text=True, timeout=timeout)
     if imported.returncode != 0:
         raise ProfilerUnavailableError(ncu_refusal(imported.stderr) or "ncu could not read back its report")
     frame = parse_ncu_csv(imported.stdout)
-    frame.attrs["samples"] = parse_ncu_source_csv(source_page.stdout) if source_page.returncode == 0 else {}
-    if "SourceCounters" in sections and source_page.returncode != 0:
+    frame.attrs["samples"] = parse_ncu_source_csv(source_page.stdout) if source_page and source_page.returncode == 0 else {}
+    if source_page is not None and source_page.returncode != 0:
         why = (source_page.stderr.strip().splitlines() or ["no output"])[-1]
         frame.attrs["notes"] = [f"ncu's source page could not be read ({why}): no warp samples by line"]
     frame.attrs["summary"] = _summary(frame, jit)

@@ -117,6 +117,10 @@ STALL_REASONS = {
     "wait": ("fixed-latency wait", "waiting on a fixed-latency dependency"),
 }
 _TOP_CUDA_LINES = 12
+_ABOUT_SAMPLES = (
+    "ncu sampled the state of each SM's warps at a fixed interval: a line's share is the share of samples that "
+    "found a warp at its instructions, and the reasons say why those warps were not issuing."
+)
 
 
 def _share(part: int, whole: int) -> str:
@@ -141,8 +145,15 @@ def _sampled_row(line: LineSamples, total: int, code: str) -> dict[str, Any]:
 
 def _samples_section(record: KernelRecord, placed: PlacedSamples) -> dict[str, Any]:
     """Where the warps were: the launch's samples by cell line and by CUDA line (the most first), or why not."""
-    title = f"Where the warps were ({placed.samples} samples)"
-    section = {"title": title, "kind": "samples", "summary": "", "cell": [], "cuda": [], "note": placed.unplaced}
+    section = {
+        "title": f"Where the warps were ({placed.samples} samples)",
+        "kind": "samples",
+        "about": _ABOUT_SAMPLES,
+        "summary": "",
+        "cell": [],
+        "cuda": [],
+        "note": placed.unplaced,
+    }
     if placed.unplaced:
         return section
     cell = record.source.kernel_source.splitlines() if record.source is not None else []

@@ -78,12 +78,6 @@ def _advice(items: list[dict[str, str]]) -> str:
     return f"<ol style='margin:2px 0;padding-left:20px'>{''.join(rows)}</ol>"
 
 
-SAMPLING = (
-    "ncu sampled the state of each SM's warps at a fixed interval: a line's share is the share of samples that "
-    "found a warp at its instructions, and the reasons say why those warps were not issuing."
-)
-
-
 def _share_bar(row: dict[str, Any]) -> str:
     track = _track(row["width"], "display:inline-block;width:40px")
     return f"<span style='display:inline-flex;align-items:center;gap:6px;white-space:nowrap'>{track}{escape(row['share'])}</span>"
@@ -103,7 +97,7 @@ def _code(text: str, width: int = 40) -> str:
 
 
 def _samples(section: dict[str, Any]) -> str:
-    parts = [f"<div style='color:{_MUTED}'>{escape(SAMPLING)}</div>"]
+    parts = [f"<div style='color:{_MUTED}'>{escape(section['about'])}</div>"]
     if section["summary"]:
         parts.append(f"<div data-tilelab='samples-summary'>{escape(section['summary'])}</div>")
     if section["cell"]:
