@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
-from kernels import flash_attention, matmul
+from kernels import flash_attention, matmul, two_kernels
 
 from tilelab.counters.ncu import ProfilerUnavailableError, ncu_command, ncu_refusal, parse_ncu_csv, profile
 
@@ -149,3 +149,20 @@ def test_profiling_flash_attention_with_generated_inputs():
     ((name, sampled),) = frame.attrs["samples"].items()  # the source page: warp samples per SASS instruction
     (attention,) = frame.attrs["summary"].kernels
     assert name == attention.kernel and attention.samples == sampled and attention.sampled > 0
+
+
+@pytest.mark.gpu
+def test_two_device_kernels_each_get_their_own_warp_samples_placed_on_their_own_sass():
+    import tilelab
+    from tilelab.counters.stalls import place_samples
+    from tilelab.machine.build import machine_code_for
+
+    kernel = two_kernels()
+    frame = profile(kernel)
+
+    assert set(frame.attrs["samples"]) == {"main_kernel", "main_kernel_1"}  # a table per kernel in ncu's source page
+    record = tilelab.explore(two_kernels)
+    record = record.with_machine_code(machine_code_for(record, kernel=kernel)).with_profile(frame.attrs["summary"])
+    placed = [place_samples(record, launch) for launch in record.profile.kernels]
+    assert [launch.kernel for launch in record.profile.kernels] == ["main_kernel", "main_kernel_1"]
+    assert all(found is None or (found.unplaced == "" and found.by_cell_line) for found in placed)
