@@ -131,7 +131,10 @@ def test_before_its_machine_code_is_built_the_tab_says_the_samples_wait_for_it()
 
     section = samples_section(record)
 
-    assert section["note"] == "its machine code is not built (yet): the samples are not placed on lines"
+    assert section["note"] == (
+        "the record has no machine code yet (%%tilelang builds it in the background, unless --no-machine-code): "
+        "the samples are not placed on lines"
+    )
 
 
 def test_hostile_cell_code_in_the_samples_tables_stays_inert():

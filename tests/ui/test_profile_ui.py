@@ -108,7 +108,7 @@ def test_the_profile_tab_says_where_the_warps_were_by_cell_line_and_by_cuda_line
 def test_machine_code_that_arrives_later_places_the_samples_and_fills_the_overview_without_a_rerun(lab):
     page, explorer = lab.page, profile_tab(lab, 2)
     note = explorer.locator("[data-tilelab='samples-note']")
-    assert note.inner_text() == "its machine code is not built (yet): the samples are not placed on lines"
+    assert note.inner_text().startswith("the record has no machine code yet (%%tilelang builds it in the background")
     show_tab(explorer, "Overview")
     assert "registers/thread" not in explorer.locator(".tl-tabpanel:visible").inner_text()
 

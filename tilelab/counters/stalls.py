@@ -23,6 +23,8 @@ from tilelab.source_map import source_map_of
 
 __all__ = ["LineSamples", "PlacedSamples", "place_samples"]
 
+_NO_MACHINE_CODE = "the record has no machine code yet (%%tilelang builds it in the background, unless --no-machine-code)"
+
 
 @dataclass(frozen=True)
 class LineSamples:
@@ -83,7 +85,7 @@ def place_samples(record: KernelRecord, kernel: KernelProfile) -> PlacedSamples 
         return None
     machine, total = record.machine_code, kernel.sampled
     if machine is None or not machine.sass:
-        why = "its machine code is not built (yet)" if machine is None else (machine.error or "it has no SASS")
+        why = _NO_MACHINE_CODE if machine is None else (machine.error or "the record's machine code has no SASS")
         return PlacedSamples(kernel.kernel, total, unplaced=f"{why}: the samples are not placed on lines")
     names = list(dict.fromkeys([*machine.resources, *machine.instruction_counts]))
     lines, links, _first = kernel_slice(machine.sass, machine.sass_links, kernel.kernel, names, "sass")
