@@ -84,14 +84,19 @@ export interface IProfileData {
   notes: string[];
 }
 
+/** A bar filled to `width` percent; `className` places and sizes its track. */
+function track(width: number, className: string): HTMLElement {
+  const node = h('span', className);
+  const fill = h('span', 'tl-sol-fill');
+  fill.style.width = `${width}%`;
+  node.appendChild(fill);
+  return node;
+}
+
 function bar(item: IBar): HTMLElement {
   const node = h('div', 'tl-sol-bar');
   node.dataset.tilelab = 'sol-bar';
-  const track = h('span', 'tl-sol-track');
-  const fill = h('span', 'tl-sol-fill');
-  fill.style.width = `${item.width}%`;
-  track.appendChild(fill);
-  node.append(h('span', 'tl-sol-label', item.label), track, h('span', '', item.text));
+  node.append(h('span', 'tl-sol-label', item.label), track(item.width, 'tl-sol-track'), h('span', '', item.text));
   return node;
 }
 
@@ -163,11 +168,7 @@ function sampledTable(rows: ISampledLine[], head: string[], tilelab: string, cla
   const body = table.createTBody();
   for (const row of rows) {
     const share = h('td', 'tl-samples-share');
-    const track = h('span', 'tl-samples-track');
-    const fill = h('span', 'tl-sol-fill');
-    fill.style.width = `${row.width}%`;
-    track.appendChild(fill);
-    share.append(track, row.share);
+    share.append(track(row.width, 'tl-samples-track'), row.share);
     const code = h('td', 'tl-samples-code', row.code);
     code.title = row.code;
     const reasons = h('td');

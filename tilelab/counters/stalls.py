@@ -87,8 +87,7 @@ def place_samples(record: KernelRecord, kernel: KernelProfile) -> PlacedSamples 
     if machine is None or not machine.sass:
         why = _NO_MACHINE_CODE if machine is None else (machine.error or "the record's machine code has no SASS")
         return PlacedSamples(kernel.kernel, total, unplaced=f"{why}: the samples are not placed on lines")
-    names = list(dict.fromkeys([*machine.resources, *machine.instruction_counts]))
-    lines, links, _first = kernel_slice(machine.sass, machine.sass_links, kernel.kernel, names, "sass")
+    lines, links, _first = kernel_slice(machine.sass, machine.sass_links, kernel.kernel, machine.kernels, "sass")
     at = instruction_lines(lines)
     if why := _mismatch(kernel.samples, at):
         return PlacedSamples(kernel.kernel, total, unplaced=why)

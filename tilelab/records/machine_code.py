@@ -110,6 +110,11 @@ class MachineCodeRecord:
         """Why kernels cannot launch, each as ``kernel: reason``."""
         return tuple(f"{name}: {reason}" for name, occupancy in self.occupancy.items() for reason in occupancy.reasons)
 
+    @property
+    def kernels(self) -> list[str]:
+        """The device kernels it has machine code of: those with resources, then any with only instruction counts."""
+        return [*self.resources, *(name for name in self.instruction_counts if name not in self.resources)]
+
     def total_instruction_counts(self) -> dict[str, int]:
         """Opcode counts over every kernel."""
         total: dict[str, int] = {}

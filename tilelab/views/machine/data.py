@@ -175,8 +175,7 @@ def hot_lines(record: KernelRecord, kernel: str, to_cell: dict[int, int], limit:
 
 def _kernel_names(record: KernelRecord) -> list[str]:
     """The device kernels with machine code, in launch order where the launches name them."""
-    machine = record.machine_code
-    names = [*machine.resources, *(name for name in machine.instruction_counts if name not in machine.resources)]
+    names = record.machine_code.kernels
     launched = [launch.kernel for launch in record.launches if launch.kernel in names]
     return launched + [name for name in names if name not in launched]
 
