@@ -93,7 +93,14 @@ def lab_server(tmp_path_factory) -> Server:
     news.mkdir(parents=True)
     (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
     port, token = _free_port(), secrets.token_hex(16)
-    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTER_RUNTIME_DIR": str(root / "runtime")}
+    # Settings, runtime files and workspaces in the temp dir: each test opens a workspace of its own, and the
+    # Running panel lists every workspace it finds (thousands, in a home directory that kept them, slowed each page).
+    env = {
+        **os.environ,
+        "JUPYTERLAB_SETTINGS_DIR": str(settings),
+        "JUPYTERLAB_WORKSPACES_DIR": str(root / "workspaces"),
+        "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
+    }
     env["TILELAB_DB"] = str(root / "tilelab.db")  # sweeps run in the browser tests keep their history here
     jupyter = [sys.executable, "-m", "jupyterlab"]
     command = [*jupyter, "--no-browser", "--allow-root", f"--port={port}", f"--IdentityProvider.token={token}"]
