@@ -244,6 +244,19 @@ def test_a_changed_compile_environment_gets_a_fresh_zygote(monkeypatch, tmp_path
     worker.stop()
 
 
+def test_pointing_the_history_elsewhere_or_resizing_the_pool_keeps_the_zygote(monkeypatch, tmp_path):
+    before = zygote_for(worker_environment())
+    monkeypatch.setenv("TILELAB_DB", str(tmp_path / "elsewhere.db"))
+    monkeypatch.setenv("TILELAB_POOL_MAX", "3")
+
+    worker = Worker()
+    pid = _alive(worker)
+
+    assert zygote_for(worker_environment()) is before and before.proc.poll() is None
+    assert _parent_of(pid) == before.proc.pid and worker.proc.forked
+    worker.stop()
+
+
 def test_the_zygote_can_be_turned_off(own_environment, monkeypatch):
     monkeypatch.setenv("TILELAB_ZYGOTE", "0")
 

@@ -35,7 +35,9 @@ from tilelab.tune.zygote import BLAS_THREADS, FORK_REQUEST, STATUS
 __all__ = ["Zygote", "compile_env", "start_worker", "worker_environment", "zygote_for"]
 
 _log = logging.getLogger(__name__)
-_COMPILE_ENV = re.compile(r"^(TILELANG_|TILELAB_|TVM_|CUDA|NVCC|NVIDIA_|PYTHON|LD_|OMP_|CC$|CXX$|PATH$|HOME$|TMPDIR$)")
+# TileLab's own variables other than its machine-code cache (the history, the pool's size) change no compile: a
+# notebook that points TILELAB_DB elsewhere keeps its zygote and its warm workers.
+_COMPILE_ENV = re.compile(r"^(TILELANG_|TILELAB_CACHE_DIR$|TVM_|CUDA|NVCC|NVIDIA_|PYTHON|LD_|OMP_|CC$|CXX$|PATH$|HOME$|TMPDIR$)")
 
 
 def worker_environment() -> dict[str, str]:
