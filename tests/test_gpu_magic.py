@@ -58,19 +58,21 @@ def test_profile_flag_gives_the_explorer_a_profile_tab_with_a_roofline_position(
     assert next(section for section in profiled["sections"] if section["kind"] == "roofline")["plot"]["point"]
 
 
-def test_profile_flag_places_the_warp_samples_on_the_cells_lines(ip):
+def test_profile_flag_waits_for_the_machine_code_and_shows_the_warp_samples_on_the_cells_lines(ip):
     from tilelab.counters.stalls import place_samples
-    from tilelab.machine.build import machine_code_for
+    from tilelab.views import record_view
 
-    ip.run_cell_magic("tilelang", "--no-show --force --no-machine-code --profile", GEMM_CELL)
-    record = ip.user_ns["matmul_record"]
-    built = record.with_machine_code(machine_code_for(record, kernel=ip.user_ns["matmul_kernel"]))  # TileLang's cubin
+    ip.run_cell_magic("tilelang", "--no-show --force --profile", GEMM_CELL)
+    record = ip.user_ns["matmul_record"]  # the background build of TileLang's cubin, attached before the cell ended
 
-    (kernel,) = built.profile.kernels
-    placed = place_samples(built, kernel)
-
+    assert record.machine_code is not None and record.machine_code.sass
+    (kernel,) = record.profile.kernels
+    placed = place_samples(record, kernel)
     assert kernel.sampled > 0 and placed.unplaced == ""  # ncu ran the SASS the record lists, instruction for instruction
     assert sum(line.samples for line in placed.by_cell_line) == kernel.sampled
     cell = record.source.kernel_source.splitlines()
     sampled = {cell[line.line - 1].strip().split("(")[0] for line in placed.by_cell_line if line.line is not None}
     assert {"T.gemm", "T.copy"} <= sampled
+    (shown,) = record_view(record).core.answer({"id": 1, "type": "profile"})["kernels"]
+    samples = next(section for section in shown["sections"] if section["kind"] == "samples")
+    assert samples["cell"] and samples["note"] == ""

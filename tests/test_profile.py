@@ -146,7 +146,7 @@ def test_profiling_flash_attention_with_generated_inputs():
 
     assert set(frame.section) >= {"GPU Speed Of Light Throughput", "Occupancy", "Launch Statistics"}
     assert metric(frame, "Occupancy", "Theoretical Occupancy").value > 0
-    ((name, sampled),) = frame.attrs["samples"].items()  # the source page: warp samples per SASS instruction
+    ((name, (sampled,)),) = frame.attrs["samples"].items()  # the source page: a launch's samples per SASS instruction
     (attention,) = frame.attrs["summary"].kernels
     assert name == attention.kernel and attention.samples == sampled and attention.sampled > 0
 

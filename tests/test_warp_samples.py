@@ -48,7 +48,7 @@ def samples_section(record: KernelRecord) -> dict:
 
 
 def test_the_source_page_gives_each_sampled_instruction_its_offset_in_the_kernel_and_its_stall_reasons():
-    (name, instructions), *others = parse_ncu_source_csv(source_page()).items()
+    (name, (instructions,)), *others = parse_ncu_source_csv(source_page()).items()
 
     assert name == "gemm_kernel" and not others
     assert len(instructions) == 158 and sum(item.samples for item in instructions) == 703  # only sampled ones kept
@@ -111,6 +111,37 @@ def test_the_snapshot_draws_the_samples_from_the_tabs_json_and_the_widget_gets_t
     assert tree.find_all(data_tilelab="samples-summary")[0].all_text().startswith("Cell line 13 has 29 % of the samples")
     reply = ExplorerView(record).core.answer({"id": 3, "type": "profile"})
     assert {key: value for key, value in reply.items() if key not in ("id", "type")} == data
+
+
+def launched_twice(details: str, page: str, second_tables: int = 1) -> tuple[str, str]:
+    """The fixtures as ncu writes a kernel launched twice: its rows again under ID 1, and its source page table again
+    (``second_tables`` times) with every sample count doubled."""
+    header, *rows = details.splitlines()
+    again = [re.sub(r'^"0"', '"1"', row) for row in rows]
+    doubled = re.sub(r'^("0x[0-9a-f]+","[^"]*","?)(\d+)', lambda m: m[1] + str(2 * int(m[2])), page, flags=re.M)
+    return "\n".join([header, *rows, *again]), page + doubled * second_tables
+
+
+def test_a_kernel_launched_twice_gets_each_launchs_own_samples():
+    details, page = launched_twice((DATA / "ncu_gemm_h200_details.csv").read_text(), source_page())
+    frame = parse_ncu_csv(details)
+    frame.attrs["samples"] = parse_ncu_source_csv(page)
+
+    first, second = summarize(frame, None, "sm_90", H200).kernels
+
+    assert (first.launch, second.launch) == (0, 1)
+    assert (first.sampled, second.sampled) == (703, 2 * 703)
+
+
+def test_a_kernel_whose_tables_and_launches_do_not_number_the_same_gets_no_samples_and_a_note():
+    details, page = launched_twice((DATA / "ncu_gemm_h200_details.csv").read_text(), source_page(), second_tables=2)
+    frame = parse_ncu_csv(details)
+    frame.attrs["samples"] = parse_ncu_source_csv(page)
+
+    profile = summarize(frame, None, "sm_90", H200)
+
+    assert [kernel.samples for kernel in profile.kernels] == [(), ()]
+    assert "ncu's source page has 3 tables for the 2 launches of gemm_kernel: its warp samples are left out" in profile.notes
 
 
 def test_samples_of_another_build_of_the_kernel_are_not_placed_and_the_tab_says_why():

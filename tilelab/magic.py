@@ -31,6 +31,8 @@ from tilelab.targets import TargetError, resolve_target
 
 __all__ = ["TileLangMagics", "load_extension", "unload_extension"]
 
+MACHINE_CODE_WAIT_S = 120.0  # how long --profile waits for the background build before showing without it
+
 @magics_class
 class TileLangMagics(Magics):
     """The ``tilelang`` line and cell magic."""
@@ -45,6 +47,7 @@ class TileLangMagics(Magics):
         )
         self._last_log: str | None = None
         self._replacing = threading.Lock()  # machine code arrives on a worker thread while --profile attaches
+        self._machine_code_pending: dict[str, threading.Event] = {}  # record id -> set once its build is attached
 
     @magic_arguments()
     @argument("--args", default=None, help="the kernels' arguments, a Python expression evaluated before the cell runs: '(A, B)' or 'dict(M=512)'")
@@ -226,10 +229,23 @@ class TileLangMagics(Magics):
         if not record.has_cuda_source:
             return
 
+        attached = self._machine_code_pending[record.id] = threading.Event()
+
         def attach(future: Any) -> None:
-            self._update(record, lambda newest: newest.with_machine_code(future.result()), cell_key)
+            try:
+                self._update(record, lambda newest: newest.with_machine_code(future.result()), cell_key)
+            finally:
+                self._machine_code_pending.pop(record.id, None)
+                attached.set()
 
         start_machine_code(record, kernel=jit_kernel).add_done_callback(attach)
+
+    def _newest(self, record: KernelRecord) -> KernelRecord:
+        """The registry's version of ``record`` (machine code or a profile may have replaced it since)."""
+        try:
+            return self.registry.get(record.id)
+        except KeyError:  # evicted from the bounded registry
+            return record
 
     def _update(self, record: KernelRecord, change: Any, cell_key: str) -> KernelRecord:
         """``change`` applied to the newest version of ``record``; the result replaces it everywhere.
@@ -237,10 +253,7 @@ class TileLangMagics(Magics):
         The newest version, not ``record``: machine code and a profile arrive in either order, each keeps the other.
         """
         with self._replacing:
-            try:
-                newest = self.registry.get(record.id)
-            except KeyError:  # evicted from the bounded registry
-                newest = record
+            newest = self._newest(record)
             finished = change(newest)
             self._replace(finished, cell_key)
         return finished
@@ -256,7 +269,10 @@ class TileLangMagics(Magics):
                 self.shell.user_ns[binding] = finished
 
     def _profile(self, records: list[KernelRecord], compiled: dict[str, Any], cell_key: str) -> list[KernelRecord]:
-        """Each compiled kernel once under ncu: its frame shown and bound, its summary attached to its record."""
+        """Each compiled kernel once under ncu: its frame shown and bound, its summary attached to its record.
+
+        Returns the records as they stand once their machine code is attached (waited for, up to
+        ``MACHINE_CODE_WAIT_S``), so that the Explorer shown, live or saved, has the warp samples on lines."""
         from IPython.display import display
 
         from tilelab.counters.ncu import profile
@@ -274,7 +290,10 @@ class TileLangMagics(Magics):
             summary = frame.attrs.get("summary")
             if summary is not None and name in by_name:
                 by_name[name] = self._update(by_name[name], lambda newest, found=summary: newest.with_profile(found), cell_key)
-        return [by_name.get(record.name, record) for record in records]
+        for record in records:  # the warp samples are placed on the machine code's lines: show them placed
+            if (pending := self._machine_code_pending.get(record.id)) is not None:
+                pending.wait(MACHINE_CODE_WAIT_S)
+        return [self._newest(by_name.get(record.name, record)) for record in records]
 
     # -- line forms -----------------------------------------------------------------
     def _line_command(self, line: str):

@@ -162,7 +162,7 @@ def profile(kernel: Any, *inputs: Any, sections=DEFAULT_SECTIONS, timeout: float
     -------
     pandas.DataFrame
         ``id, kernel, section, metric, value, unit, text``; ``attrs["rules"]`` holds ncu's advice,
-        ``attrs["samples"]`` per kernel the warp-state samples at its SASS instructions, and
+        ``attrs["samples"]`` per kernel, a table per launch of the warp-state samples at its SASS instructions, and
         ``attrs["summary"]`` a :class:`~tilelab.records.ProfileRecord` (Speed of Light, occupancy,
         launch, the roofline position against the device's peaks, with FLOP/s from the static estimate,
         the samples).

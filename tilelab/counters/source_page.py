@@ -6,7 +6,9 @@ The page is a table per profiled kernel: a ``"Kernel Name","…"`` line, a heade
 ``stall_<reason>`` column per stall reason, then the same ``(Not Issued)``), and a
 row per instruction whose address is absolute (``0x7fd43b7a2200``): an
 instruction's offset in its kernel is its address less the first row's.
-Only instructions with samples are kept; a kernel profiled twice keeps its first table.
+Only instructions with samples are kept. A kernel profiled twice has a table per launch, each under the same
+``"Kernel Name"`` line, in the order of ncu's launch IDs (on an H200, ncu 2025.3.1: launches of 4 and 64 blocks
+gave their tables in launch order, whichever ran first).
 """
 
 from __future__ import annotations
@@ -41,14 +43,15 @@ def _samples(row: dict[str, str], base: int) -> InstructionSamples:
     )
 
 
-def parse_ncu_source_csv(text: str) -> dict[str, tuple[InstructionSamples, ...]]:
-    """Per kernel name, its sampled instructions in address order (see the module docstring)."""
-    tables: dict[str, tuple[InstructionSamples, ...]] = {}
+def parse_ncu_source_csv(text: str) -> dict[str, tuple[tuple[InstructionSamples, ...], ...]]:
+    """Per kernel name, a table per profiled launch in the report's order: its sampled instructions in address
+    order (see the module docstring)."""
+    tables: dict[str, tuple[tuple[InstructionSamples, ...], ...]] = {}
     kernel, header, base, rows = None, None, None, []
 
     def close() -> None:
-        if kernel is not None and kernel not in tables:
-            tables[kernel] = tuple(rows)
+        if kernel is not None:
+            tables[kernel] = (*tables.get(kernel, ()), tuple(rows))
 
     for cells in csv.reader(text.splitlines()):
         if cells[:1] == ["Kernel Name"]:

@@ -40,7 +40,8 @@ def summarize(
     ----------
     frame
         The long DataFrame: ``id, kernel, section, metric, value, unit, text``; ``attrs["rules"]`` the advice,
-        ``attrs["samples"]`` per kernel name its sampled instructions (:mod:`tilelab.counters.source_page`).
+        ``attrs["samples"]`` per kernel name its sampled instructions, a table per launch
+        (:mod:`tilelab.counters.source_page`).
     estimate
         The kernel's :class:`~tilelab.records.StaticEstimate`, for achieved FLOP/s (one device kernel only).
     arch, device_name
@@ -64,15 +65,38 @@ def summarize(
     elif len(kernel_names) > 1:
         notes.append("the static estimate covers one device kernel and ncu profiled several: no achieved FLOP/s")
         estimate = None
-    rules, samples = frame.attrs.get("rules", []), frame.attrs.get("samples", {})
+    rules = frame.attrs.get("rules", [])
+    launches = [(int(launch), group) for launch, group in frame.groupby("id", sort=True)]
+    samples = _samples_by_launch(launches, frame.attrs.get("samples", {}), notes)
     kernels = tuple(
         replace(
-            _kernel_profile(group, int(launch), [r for r in rules if _rule_launch(r, launch, group)], peaks, estimate),
-            samples=samples.get(str(group["kernel"].iloc[0]), ()),  # a kernel launched twice: its first launch's
+            _kernel_profile(group, launch, [r for r in rules if _rule_launch(r, launch, group)], peaks, estimate),
+            samples=samples.get(launch, ()),
         )
-        for launch, group in frame.groupby("id", sort=True)
+        for launch, group in launches
     )
     return ProfileRecord(kernels, device_name, tuple(notes + frame.attrs.get("notes", [])))
+
+
+def _samples_by_launch(launches: list[tuple[int, Any]], tables: dict[str, tuple], notes: list[str]) -> dict[int, tuple]:
+    """Each launch's table of ncu's source page: a kernel's launches take its tables in ID order.
+
+    A kernel whose tables and launches do not number the same gets none (and a note): no table is guessed.
+    """
+    ids: dict[str, list[int]] = {}
+    for launch, group in launches:
+        ids.setdefault(str(group["kernel"].iloc[0]), []).append(launch)
+    samples: dict[int, tuple] = {}
+    for kernel, launch_ids in ids.items():
+        found = tables.get(kernel, ())
+        if len(found) == len(launch_ids):
+            samples.update(zip(launch_ids, found, strict=True))
+        elif found:
+            notes.append(
+                f"ncu's source page has {len(found)} tables for the {len(launch_ids)} launches of {kernel}: "
+                "its warp samples are left out"
+            )
+    return samples
 
 
 def _rule_launch(rule: dict, launch: Any, group: Any) -> bool:
