@@ -55,6 +55,7 @@ from tilelab._tilelang.lowering import (
     Lowered,
     compile_cached,
     compile_traced,
+    export_library,
     lower,
 )
 
@@ -78,6 +79,7 @@ __all__ = [
     "device_module",
     "elaborate",
     "elaborated_func",
+    "export_library",
     "fragment_words_per_thread",
     "is_autotuned",
     "is_eager",

@@ -102,6 +102,33 @@ def _install_cache_hit_filter() -> None:
     logging.getLogger("tilelang.cache.kernel_cache").addFilter(_CacheHitFilter())
 
 
+def export_library(kernel: Any, path: str) -> None:
+    """``kernel.export_library(path)``, without the INFO line TileLang logs for it.
+
+    TileLab exports a kernel's library to read its cubin, in the background: the line would land in whatever
+    notebook cell runs then, naming a temporary file the user never asked for.
+    """
+    _install_export_filter()
+    token = _quiet_exports.set(True)
+    try:
+        kernel.export_library(path)
+    finally:
+        _quiet_exports.reset(token)
+
+
+_quiet_exports: ContextVar[bool] = ContextVar("tilelab_quiet_exports", default=False)
+
+
+class _ExportFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (_quiet_exports.get() and record.getMessage().startswith("Kernel library exported"))
+
+
+@functools.cache
+def _install_export_filter() -> None:
+    logging.getLogger("tilelang.jit.kernel").addFilter(_ExportFilter())
+
+
 def _all_compile_flags(func: Any, own: Any) -> list[str] | None:
     """The kernel's ``T.annotate_compile_flags`` and its ``@jit`` flags, merged as ``tilelang.compile`` does."""
     attrs = func.attrs

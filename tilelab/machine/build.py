@@ -24,19 +24,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tilelab import _tilelang as tl
 from tilelab.machine import cache as machine_cache
 from tilelab.machine.cuda_tools import cubins_in_library, find_tool, tool_version
 from tilelab.machine.record import build_facts, machine_record
 from tilelab.machine.text import (
     INSTRUCTION_CLASSES,
     instruction_classes,
+    links_of_twin,
     parse_ptx_links,
     parse_ptxas,
     parse_resource_usage,
     parse_sass,
     presumed_lines,
 )
-from tilelab.records import MachineCodeRecord
+from tilelab.records import CodeLineLink, MachineCodeRecord
 
 __all__ = [
     "INSTRUCTION_CLASSES",
@@ -265,13 +267,12 @@ def _build_facts(
             return build_facts(kernels=kernels, tools=tools, notes=["resources only: no PTX or SASS kept."])
         ptx = built.ptx.read_text().replace(directory + os.sep, "")
         disassembled = theirs.result() if theirs else None
+        own_text, own_disassembler = _disassemble(built.cubin, timeout)
         if disassembled is not None:
             tools["cubin"] = "TileLang's own (the code that runs)"
             sass_text, disassembler = disassembled
-            line_of = presumed_lines(kernel.get_kernel_source())[1]
         else:
-            sass_text, disassembler = _disassemble(built.cubin, timeout)
-            line_of = str(built.source)
+            sass_text, disassembler = own_text, own_disassembler
     notes = []
     if disassembler is None:
         notes.append(NVDISASM_MISSING)
@@ -281,7 +282,8 @@ def _build_facts(
             notes.append(
                 "SASS from cuobjdump has no line info: `pip install nvidia-cuda-nvdisasm` to link it to CUDA lines."
             )
-    sass, sass_links, counts = parse_sass(sass_text, line_of)
+    own = parse_sass(own_text, str(built.source))
+    sass, sass_links, counts = _linked_through_own_build(sass_text, own, kernel) if disassembled is not None else own
     return build_facts(
         kernels=kernels,
         tools=tools,
@@ -292,6 +294,22 @@ def _build_facts(
         ptx_links=parse_ptx_links(ptx, SOURCE_NAME),
         instruction_counts=counts,
     )
+
+
+def _linked_through_own_build(
+    sass_text: str, own: tuple[str, tuple[CodeLineLink, ...], Any], kernel: Any
+) -> tuple[str, tuple[CodeLineLink, ...], dict[str, dict[str, int]]]:
+    """TileLang's SASS (``sass_text``, parsed), each instruction linked to the CUDA line it came from.
+
+    TileLang compiled the CUDA with its ``#line`` directives, so its line info names cell lines, and a cell line that
+    several CUDA lines come from names none of them (a quarter of a Hopper GEMM's instructions, its TMA waits and
+    its stores among them). TileLab's build of the same CUDA without them (``own``: SASS, links, counts) names exact
+    CUDA lines: where its instructions are TileLang's, each of TileLang's takes its twin's line. Otherwise
+    TileLang's own line info is read, where it is unambiguous.
+    """
+    sass, links, counts = parse_sass(sass_text, presumed_lines(kernel.get_kernel_source())[1])
+    twin_links = links_of_twin(sass, own[0], own[1])
+    return sass, links if twin_links is None else twin_links, counts
 
 
 def _compiled_by_tilelang(kernel: Any, device_source: str) -> str | None:
@@ -307,7 +325,7 @@ def _disassemble_tilelang_cubin(kernel: Any, directory: Path, timeout: float) ->
     """The SASS of the cubin inside ``kernel``'s library, or None when it has no one cubin to show."""
     library = directory / "tilelang_kernel.so"
     try:
-        kernel.export_library(str(library))
+        tl.export_library(kernel, str(library))
     except Exception:  # backends without a library, or a failing export: our own cubin is shown instead
         return None
     cubins = cubins_in_library(library)

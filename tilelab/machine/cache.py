@@ -23,7 +23,7 @@ from typing import Any
 
 __all__ = ["FORMAT", "MAX_BYTES", "cache_dir", "cache_key", "load", "store"]
 
-FORMAT = 1  # bump when what an entry holds, or how the tools' output is parsed, changes
+FORMAT = 2  # bump when what an entry holds, or how the tools' output is parsed, changes
 MAX_BYTES = 256 * 1024 * 1024
 _SUFFIX = ".json.gz"
 

@@ -17,6 +17,7 @@ __all__ = [
     "instruction_classes",
     "instruction_lines",
     "kernel_slice",
+    "links_of_twin",
     "opcode_of",
     "parse_ptx_links",
     "parse_ptxas",
@@ -146,6 +147,32 @@ def parse_sass(
         if cuda_line is not None:
             links.append(CodeLineLink(len(kept), cuda_line))
     return "\n".join(kept) + "\n", tuple(links), counts
+
+
+_LABEL = re.compile(r"\.L_x_\d+")
+_COMMENT = re.compile(r"\s*/\*[^*]*\*/\s*$")
+
+
+def _instructions(sass: str) -> list[tuple[int, str]]:
+    """(line number from 1, the instruction as written: address, predicate, operands; labels unnamed) of a listing."""
+    return [
+        (number, _LABEL.sub(".L", " ".join(_COMMENT.sub("", line).split())))
+        for number, line in enumerate(sass.splitlines(), start=1)
+        if _INSTRUCTION.match(line)
+    ]
+
+
+def links_of_twin(
+    sass: str, twin_sass: str, twin_links: tuple[CodeLineLink, ...]
+) -> tuple[CodeLineLink, ...] | None:
+    """``sass``'s SASS → CUDA links taken from a twin listing: the same instructions at the same addresses, in the
+    same order (labels may be numbered apart), whose ``twin_links`` give each its CUDA line; None when they differ."""
+    ours, theirs = _instructions(sass), _instructions(twin_sass)
+    if [text for _, text in ours] != [text for _, text in theirs]:
+        return None
+    cuda_line_of = {link.line: link.cuda_line for link in twin_links}
+    twins = ((line, cuda_line_of.get(twin_line)) for (line, _), (twin_line, _) in zip(ours, theirs, strict=True))
+    return tuple(CodeLineLink(line, cuda) for line, cuda in twins if cuda is not None)
 
 
 def parse_ptx_links(ptx: str, source_name: str) -> tuple[CodeLineLink, ...]:
