@@ -139,6 +139,21 @@ def test_profiling_the_gemm_summarises_it_with_its_roofline_position():
 
 
 @pytest.mark.gpu
+def test_an_explored_record_given_the_profile_of_its_compiled_kernel_places_the_samples_as_the_readme_says():
+    import tilelab
+    from tilelab.counters.stalls import place_samples
+
+    record = tilelab.explore(matmul, 1024, 1024, 1024)  # its machine code: TileLab's nvcc build of the same CUDA
+
+    record = record.with_profile(tilelab.profile(matmul(1024, 1024, 1024)).attrs["summary"])
+
+    (kernel,) = record.profile.kernels
+    placed = place_samples(record, kernel)
+    assert kernel.sampled > 0 and placed.unplaced == ""
+    assert sum(line.samples for line in placed.by_cell_line) == kernel.sampled
+
+
+@pytest.mark.gpu
 def test_profiling_flash_attention_with_generated_inputs():
     kernel = flash_attention(seq_len=1024)
 
