@@ -65,7 +65,8 @@ def test_a_compiled_kernels_sass_is_that_of_the_cubin_tilelang_built():
     assert theirs.tools["cubin"].startswith("TileLang's own") and "cubin" not in ours.tools
     assert theirs.sass == ours.sass and theirs.resources == ours.resources and theirs.ptx_links == ours.ptx_links
     # TileLang's line info names cell lines (its #line directives); the twin build's names every CUDA line.
-    assert theirs.sass_links == ours.sass_links and len(theirs.sass_links) == sum(sum(counts.values()) for counts in ours.instruction_counts.values())
+    instructions = sum(sum(counts.values()) for counts in ours.instruction_counts.values())
+    assert theirs.sass_links == ours.sass_links and len(theirs.sass_links) == instructions
 
 
 @pytest.mark.skipif(find_tool("nvcc") is None, reason="needs nvcc")
