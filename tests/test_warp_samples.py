@@ -98,6 +98,15 @@ def test_the_profile_tab_says_which_cell_line_the_warps_were_at_and_why_they_wer
     assert len(section["cuda"]) == 12
 
 
+def test_the_samples_on_no_cell_line_name_the_busiest_cuda_line_tilelang_wrote_for_the_kernel_as_a_whole():
+    section = samples_section(profiled())
+
+    (none,) = [row for row in section["cell"] if row["line"] == "—"]
+
+    assert none["share"] == "9 %" and none["reasons"][0][0] == "drain"  # the producer warps, done, draining
+    assert none["code"].startswith("no cell line · its busiest CUDA line, 44: tl::warpgroup_reg_dealloc<24>();")
+
+
 def test_the_snapshot_draws_the_samples_from_the_tabs_json_and_the_widget_gets_the_same():
     record = profiled()
     data = profile_data(record)

@@ -143,6 +143,18 @@ def _sampled_row(line: LineSamples, total: int, code: str) -> dict[str, Any]:
     }
 
 
+def _no_cell_line(placed: PlacedSamples, device: list[str]) -> str:
+    """The code of the samples on no cell line: TileLang's own, its busiest CUDA line named (as the tooltip reads)."""
+    cell_line_of = placed.cell_line_of or {}
+    busiest = next((line.line for line in placed.by_cuda_line if line.line and cell_line_of.get(line.line) is None), None)
+    if busiest is None:
+        return "no cell line"
+    return (
+        f"no cell line · its busiest CUDA line, {busiest}: {quoted_line(device, busiest, 60)} "
+        "(code TileLang wrote for the kernel as a whole: set-up, barriers, warp-specialisation branches)"
+    )
+
+
 def _samples_section(record: KernelRecord, placed: PlacedSamples) -> dict[str, Any]:
     """Where the warps were: the launch's samples by cell line and by CUDA line (the most first), or why not."""
     section = {
@@ -160,7 +172,7 @@ def _samples_section(record: KernelRecord, placed: PlacedSamples) -> dict[str, A
     device = record.source.device.splitlines() if record.source is not None else []
     cell_line_of = placed.cell_line_of or {}
     section["cell"] = [
-        _sampled_row(line, placed.samples, quoted_line(cell, line.line, 80) if line.line else "no cell line")
+        _sampled_row(line, placed.samples, quoted_line(cell, line.line, 80) if line.line else _no_cell_line(placed, device))
         for line in placed.by_cell_line
     ]
     for line in placed.by_cuda_line[:_TOP_CUDA_LINES]:
