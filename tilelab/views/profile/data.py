@@ -144,7 +144,7 @@ def _sampled_row(line: LineSamples, total: int, code: str) -> dict[str, Any]:
 
 
 def _no_cell_line(placed: PlacedSamples, device: list[str]) -> str:
-    """The code of the samples on no cell line: TileLang's own, its busiest CUDA line named (as the tooltip reads)."""
+    """The code column of the samples on no cell line: its busiest CUDA line, and what code no cell line wrote is."""
     cell_line_of = placed.cell_line_of or {}
     busiest = next((line.line for line in placed.by_cuda_line if line.line and cell_line_of.get(line.line) is None), None)
     if busiest is None:
