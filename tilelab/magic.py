@@ -33,6 +33,7 @@ __all__ = ["TileLangMagics", "load_extension", "unload_extension"]
 
 MACHINE_CODE_WAIT_S = 120.0  # how long --profile waits for the background build before showing without it
 
+
 @magics_class
 class TileLangMagics(Magics):
     """The ``tilelang`` line and cell magic."""
