@@ -34,7 +34,9 @@ def test_smoke_race_reports_both_tools_on_the_same_configs_with_their_ratios(rac
     assert space["statuses"]["tilelab"] == {"ok": 4} and space["statuses"]["tilelang"] == {"best found": 1}
     assert space["wall_ratio"] == pytest.approx(space["tilelab"]["wall_s"] / space["tilelang"]["wall_s"])
     mine, theirs = space["retime"]["best_ms"]
-    assert space["best_ratio"] == pytest.approx(mine / theirs)
+    assert space["retime_ratio"] == pytest.approx(mine / theirs)
+    same = space["tilelab"]["best_config"] == space["tilelang"]["best_config"]
+    assert space["same_best_config"] == same and space["best_ratio"] == (1.0 if same else space["retime_ratio"])
     assert {space["tilelab"]["best_config"]["block"], space["tilelang"]["best_config"]["block"]} <= {16, 32, 64, 128}
 
 

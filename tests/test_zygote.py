@@ -5,6 +5,7 @@ forks them, and no sweep fails for it."""
 
 from __future__ import annotations
 
+import ast
 import errno
 import os
 import select
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tune_kernels import scale_add
+from tune_kernels import kernel_module, scale_add
 
 import tilelab
 from tilelab.tune import processes
@@ -23,6 +24,7 @@ from tilelab.tune.pool import Worker, session_pool
 from tilelab.tune.processes import Zygote, worker_environment, zygote_for
 from tilelab.tune.result import TuneStatus
 from tilelab.tune.worker import read_message
+from tilelab.tune.zygote import GPUS_HIDDEN
 
 TESTS = Path(__file__).parent
 
@@ -85,6 +87,31 @@ def test_a_forked_worker_compiles_a_cpu_kernel_that_runs_correctly():
     session_pool().give_back(workers)
 
 
+NOTE_ENVIRONMENT = (  # the kernel's body: what the elaborating process's environment says of the GPUs
+    '(HERE / f"seen-{os.getpid()}").write_text(repr({name: os.environ.get(name) for name in '
+    '("CUDA_VISIBLE_DEVICES", "PYTORCH_NVML_BASED_CUDA_CHECK", "TVM_FFI_DISABLE_TORCH_C_DLPACK")}))'
+)
+
+
+def test_the_zygote_imports_tilelang_seeing_no_gpu_and_its_workers_compile_in_the_notebooks_environment(
+    own_environment, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")  # the notebook's GPU choice
+    kernel = kernel_module(tmp_path, "environment_noting_kernel", "noted", body=NOTE_ENVIRONMENT)
+
+    result = tilelab.tune(kernel, block=tilelab.choices([32, 64]), db=":memory:", workers=2, rebench=0)
+    zygote = zygote_for(worker_environment())
+    seen = {int(path.name.split("-")[1]): ast.literal_eval(path.read_text()) for path in tmp_path.glob("seen-*")}
+
+    zygote_environment = Path(f"/proc/{zygote.proc.pid}/environ").read_bytes().split(b"\0")
+    assert all(f"{name}={value}".encode() in zygote_environment for name, value in GPUS_HIDDEN.items())
+    assert result.timeline_record.worker_start()["forked"] == 2
+    workers = set(seen) - {os.getpid()}  # the notebook's process elaborates too, to benchmark
+    assert len(workers) == 2
+    for pid in workers:
+        assert seen[pid] == {"CUDA_VISIBLE_DEVICES": "1", "PYTORCH_NVML_BASED_CUDA_CHECK": None, "TVM_FFI_DISABLE_TORCH_C_DLPACK": None}
+
+
 def test_workers_from_the_zygote_are_distinct_processes_and_end_when_killed():
     workers = [Worker() for _ in range(3)]
     pids = [_alive(w) for w in workers]
@@ -106,6 +133,7 @@ import os, signal, sys
 from tilelab.tune.pool import Worker
 from tilelab.tune.processes import worker_environment, zygote_for
 from tilelab.tune.worker import read_message
+from tilelab.tune.zygote import GPUS_HIDDEN
 workers = [Worker() for _ in range(2)]
 pids = [read_message(w.proc.stdout)[1] for w in workers]
 print(zygote_for(worker_environment()).proc.pid, *pids, flush=True)

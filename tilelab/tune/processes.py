@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tilelab.tune.worker_process import WorkerProcess
-from tilelab.tune.zygote import BLAS_THREADS, FORK_REQUEST, STATUS
+from tilelab.tune.zygote import FORK_REQUEST, STATUS, import_environment
 
 __all__ = ["Zygote", "compile_env", "start_worker", "worker_environment", "zygote_for"]
 
@@ -73,10 +73,9 @@ class Zygote:
         self._log = tempfile.TemporaryFile()  # noqa: SIM115  (its stderr, read when it fails; lives as long as it)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         command = [sys.executable, "-m", self.module, str(theirs.fileno()), str(os.getpid())]
-        zygote_env = {BLAS_THREADS: "1", **env}  # one thread to fork; the children take their worker's env
         self.proc = subprocess.Popen(
             command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._log,
-            env=zygote_env, start_new_session=True,
+            env=import_environment(env), start_new_session=True,
         )  # fmt: skip
         theirs.close()
         self._socket = ours

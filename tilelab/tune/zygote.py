@@ -17,12 +17,21 @@ with the child's pid and a pidfd of it. The zygote reaps its children and
 writes each one's exit status to its status pipe, since the pool's process is
 not their parent and cannot wait for them.
 
-Fork is safe only from a process with one thread and no CUDA: the pool starts
-the zygote with OpenBLAS (which numpy starts with a thread per CPU) held to one
-thread, and the children take their worker's environment, without that; the
-zygote refuses to serve when its imports left any other thread running or
-initialised CUDA (the pool then spawns interpreters as before), and never
-compiles anything itself, so TVM's thread pool starts in each child, not here.
+Fork is safe only from a process with one thread and no CUDA. The pool starts
+the zygote (:func:`import_environment`) with OpenBLAS (which numpy starts with a
+thread per CPU) held to one thread, and with no GPU to see: TileLang's import
+asks torch whether CUDA is available (``tilelang.utils.device``, and tvm_ffi's
+torch DLPack addon), and torch's usual answer starts the CUDA driver, which
+starts a thread of its own. The children take their worker's environment before
+they compile, so each child meets the GPU afresh, as a spawned worker would (a
+compile asks torch again: TileLang's kernel adapter). What stays from the
+zygote's import is TileLang's ``IS_CUDA`` (False), the default device of
+TileLang's own profiler, which a worker never runs (its target is explicit),
+and no DLPack addon, which only speeds passing tensors, which a worker never
+does. The zygote refuses to serve when its imports left any other thread
+running or initialised CUDA (the pool then spawns interpreters as before), and
+never compiles anything itself, so TVM's thread pool starts in each child, not
+here.
 A child gets its own session (``setsid``), the signal handlers of a fresh
 interpreter, fresh random seeds, and watches the notebook's process (``PID``,
 through a pidfd the zygote opened) to exit with it. The zygote exits when that
@@ -45,11 +54,20 @@ from pathlib import Path
 
 from tilelab.tune import worker  # what a child runs; TileLang and TVM come in worker.warm_up()
 
-__all__ = ["BLAS_THREADS", "FORK_REQUEST", "STATUS", "main"]
+__all__ = ["FORK_REQUEST", "GPUS_HIDDEN", "STATUS", "import_environment", "main"]
 
 FORK_REQUEST = b"fork "  # then JSON (cwd, env), with four fds: the worker's stdin, stdout, log and exit-status pipe
 STATUS = struct.Struct("!i")  # a pid (its answers), or an exit status (its status pipes)
 BLAS_THREADS = "OPENBLAS_NUM_THREADS"  # numpy's OpenBLAS starts a thread per CPU at import unless this is 1
+# With no device visible and NVML asked instead of the driver, torch.cuda.is_available() says False without loading
+# the driver (which CUDA_VISIBLE_DEVICES="" alone does not spare); tvm_ffi's addon would ask the same at import.
+GPUS_HIDDEN = {"CUDA_VISIBLE_DEVICES": "", "PYTORCH_NVML_BASED_CUDA_CHECK": "1", "TVM_FFI_DISABLE_TORCH_C_DLPACK": "1"}
+
+
+def import_environment(env: dict[str, str]) -> dict[str, str]:
+    """The zygote's own environment: its workers' ``env``, with OpenBLAS at one thread unless ``env`` says otherwise,
+    and no GPU to see."""
+    return {BLAS_THREADS: "1", **env, **GPUS_HIDDEN}
 
 
 def main() -> None:
@@ -174,7 +192,7 @@ def _reap(pidfd: int, pid: int, status: int) -> None:
 def _become_worker(fds: list[int], request: dict) -> None:
     """In a forked child: the worker's environment, its request, reply and log fds on 0-2, a session and
     signals of its own, new seeds."""
-    os.environ.clear()  # what a spawned worker would have had; what imports read of it was the same
+    os.environ.clear()  # what a spawned worker would have had (the imports saw it, but for GPUS_HIDDEN)
     os.environ.update(request["env"])
     with contextlib.suppress(OSError):  # a folder since removed: a spawned worker would not have started there
         os.chdir(request["cwd"])
