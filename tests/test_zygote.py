@@ -133,7 +133,6 @@ import os, signal, sys
 from tilelab.tune.pool import Worker
 from tilelab.tune.processes import worker_environment, zygote_for
 from tilelab.tune.worker import read_message
-from tilelab.tune.zygote import GPUS_HIDDEN
 workers = [Worker() for _ in range(2)]
 pids = [read_message(w.proc.stdout)[1] for w in workers]
 print(zygote_for(worker_environment()).proc.pid, *pids, flush=True)
