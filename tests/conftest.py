@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from pathlib import Path
 
@@ -67,8 +68,13 @@ def postgres_server():
 
 
 @pytest.fixture(scope="session", autouse=True)
-def machine_code_cache(tmp_path_factory):
-    """Tests build their machine code afresh: TileLab's machine-code cache lives in a temporary directory."""
+def run_caches(tmp_path_factory):
+    """TileLab's machine-code cache and TileLang's kernel cache start empty in each run and never touch the home
+    directory: both live in the run's temporary directory, shared by its pytest-xdist workers (their entries are
+    written atomically), so a kernel built by one worker's tests is a hit for the other's."""
+    base = tmp_path_factory.getbasetemp()
+    run = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # popen-gw0/ sits in the run's folder
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TILELAB_CACHE_DIR", str(tmp_path_factory.mktemp("tilelab-cache")))
+        patch.setenv("TILELAB_CACHE_DIR", str(run / "tilelab-cache"))
+        patch.setenv("TILELANG_CACHE_DIR", str(run / "tilelang-cache"))
         yield

@@ -148,6 +148,28 @@ def test_loading_the_extension_in_a_jupyter_kernel_starts_the_compile_workers_ah
     assert len(session_pool().idle()) == 1
 
 
+def test_a_pool_bounded_to_none_starts_no_zygote_and_keeps_no_worker(monkeypatch):
+    from tilelab.magic import _warm_compile_workers
+    from tilelab.tune import pool
+
+    class Kernel:
+        kernel = object()
+
+    zygotes_asked = []
+    monkeypatch.setattr(pool, "zygote_for", lambda env: zygotes_asked.append(env))
+    monkeypatch.setenv("TILELAB_POOL_MAX", "0")
+    session_pool().shutdown()
+
+    _warm_compile_workers(Kernel())
+    assert session_pool().idle() == [] and zygotes_asked == []  # nothing started ahead
+    monkeypatch.undo()
+    monkeypatch.setenv("TILELAB_POOL_MAX", "0")
+
+    result = _tune([32], workers=1, rebench=0)
+    assert result.best is not None and result.timeline_record.cold_workers == 1
+    assert session_pool().idle() == []  # the sweep's worker was let go when it ended
+
+
 def test_a_worker_that_compiled_many_configs_is_let_go_instead_of_pooled():
     from tilelab.tune.pool import RECYCLE_AFTER, Pool, Worker
 

@@ -12,6 +12,7 @@ stopped by that group's id.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -20,10 +21,12 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -102,6 +105,9 @@ def lab_server(tmp_path_factory) -> Server:
         "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
     }
     env["TILELAB_DB"] = str(root / "tilelab.db")  # sweeps run in the browser tests keep their history here
+    # No compile workers ahead: a kernel that never tunes starts no zygote (tests/test_tune_timeline.py and
+    # tests/test_zygote.py test the pool); a sweep starts its own workers.
+    env["TILELAB_POOL_MAX"] = "0"
     jupyter = [sys.executable, "-m", "jupyterlab"]
     command = [*jupyter, "--no-browser", "--allow-root", f"--port={port}", f"--IdentityProvider.token={token}"]
     command += [
@@ -194,6 +200,37 @@ class Lab:
         path = ARTIFACTS / name
         self.page.screenshot(path=str(path), full_page=True)
         return path
+
+
+def _api(server: Server, method: str, path: str) -> Any:
+    request = urllib.request.Request(f"{server.base_url}api/{path}?token={server.token}", method=method)
+    with urllib.request.urlopen(request, timeout=60) as response:
+        body = response.read()
+    return json.loads(body) if body else None
+
+
+@contextlib.contextmanager
+def kernels_shut_down_after(server: Server):
+    """Shut down the kernels started inside the block, so that no test leaves a kernel (and its compile workers)
+    running while the rest of the session runs."""
+    before = {kernel["id"] for kernel in _api(server, "GET", "kernels")}
+    try:
+        yield
+    finally:
+        for kernel in _api(server, "GET", "kernels"):
+            if kernel["id"] not in before:
+                try:
+                    _api(server, "DELETE", f"kernels/{kernel['id']}")
+                except urllib.error.HTTPError as error:  # 404: it had already gone
+                    if error.code != 404:
+                        raise
+
+
+@pytest.fixture(autouse=True)
+def no_kernel_left_running(lab_server):
+    """Every browser test shuts down the kernels it started."""
+    with kernels_shut_down_after(lab_server):
+        yield
 
 
 @pytest.fixture

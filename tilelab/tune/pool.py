@@ -116,9 +116,12 @@ class Pool:
     def warm(self, count: int | None = None) -> int:
         """Start idle workers until ``count`` (default: :func:`pool_limit`) wait under the current environment.
 
-        Returns how many were started.
+        Returns how many were started. A pool bounded to none (``TILELAB_POOL_MAX=0``) starts nothing ahead, not
+        even the zygote: each sweep then starts its own workers and lets them go when it ends.
         """
         wanted = min(count if count is not None else pool_limit(), pool_limit())
+        if wanted <= 0:
+            return 0
         zygote_for(worker_environment())  # started ahead, also for workers that die or are recycled later
         env = compile_env(worker_environment())
         with self._lock:
