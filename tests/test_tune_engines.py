@@ -6,6 +6,8 @@ come from a seeded fake timer (tune()'s ``timer`` hook), which travels to the Da
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from tune_kernels import scale_add
 from tune_timers import FlukeTimer
@@ -17,16 +19,32 @@ TRUE_MS = {32: 1.0, 64: 2.0, 128: 1.2}
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    """A Dask LocalCluster with one compile thread and one CPU benchmark worker: configs go in grid order."""
+def started():
+    """A Dask LocalCluster with one compile thread and one CPU benchmark worker (configs go in grid order), and
+    this process's environment before and after it started."""
     import tilelab.cluster
 
+    before = dict(os.environ)
     client = tilelab.cluster.local(gpus=0, compile_threads=1)
     try:
         client.wait_for_workers(2, timeout=120)
-        yield client
+        yield client, before, dict(os.environ)
     finally:
         client.shutdown()
+
+
+@pytest.fixture(scope="module")
+def cluster(started):
+    return started[0]
+
+
+def test_starting_a_local_cluster_leaves_this_processes_environment_as_it_was(started):
+    client, before, after = started
+    workers_environment = client.run(lambda: dict(os.environ))
+
+    changed = {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
+    assert changed == set()  # Dask's nannies run here and set their workers' variables before each starts
+    assert all(env.get("OMP_NUM_THREADS") == "1" and env.get("PYTHONHASHSEED") for env in workers_environment.values())
 
 
 def _tune(**kwargs):

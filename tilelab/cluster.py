@@ -61,6 +61,26 @@ def local(gpus: int | None = None, compile_threads: int | None = None) -> Any:
     if isinstance(gpus, bool) or not isinstance(gpus, int) or not 0 <= gpus <= len(visible):
         raise ValueError(f"gpus={gpus!r}: this machine shows {len(visible)} GPU(s) to this process")
     threads = compile_threads or len(os.sched_getaffinity(0))
+    environment = dict(os.environ)
+    try:
+        return _start(distributed, visible[:gpus], threads)
+    finally:
+        _restore(environment)
+
+
+def _restore(environment: dict[str, str]) -> None:
+    """Put this process's environment back as it was. Dask's nannies run in this process and, before each worker
+    starts, write the workers' variables into ``os.environ`` (``OMP_NUM_THREADS=1``, ``PYTHONHASHSEED`` …, its
+    ``distributed.nanny.pre-spawn-environ``). Left there, they would reach every later local compile worker, and
+    the changed compile environment would cost the next local sweep a fresh zygote and cold workers."""
+    for name in set(os.environ) - set(environment):
+        del os.environ[name]
+    for name, value in environment.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+
+
+def _start(distributed: Any, devices: list[str], threads: int) -> Any:
     cluster = distributed.LocalCluster(
         n_workers=0, host="127.0.0.1", dashboard_address="127.0.0.1:0", processes=True, name="tilelab", silence_logs=40
     )
@@ -70,7 +90,7 @@ def local(gpus: int | None = None, compile_threads: int | None = None) -> Any:
             "cls": distributed.Nanny,
             "options": {**common, "nthreads": 1, "resources": {"GPU": 1}, "env": {"CUDA_VISIBLE_DEVICES": device}},
         }
-        for device in visible[:gpus]
+        for device in devices
     }
     specs["cpu-bench"] = {"cls": distributed.Nanny, "options": {**common, "nthreads": 1, "resources": {"CPU_BENCH": 1}}}
     specs["compile"] = {"cls": distributed.Nanny, "options": {**common, "nthreads": threads}}
