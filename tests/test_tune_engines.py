@@ -38,7 +38,7 @@ def cluster(started):
     return started[0]
 
 
-def test_starting_a_local_cluster_leaves_this_processes_environment_as_it_was(started):
+def test_starting_a_local_cluster_leaves_the_environment_of_this_process_as_it_was(started):
     client, before, after = started
     workers_environment = client.run(lambda: dict(os.environ))
 
