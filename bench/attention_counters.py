@@ -19,7 +19,7 @@ from pathlib import Path
 import tilelang  # noqa: F401  (before torch and tvm: it bundles its own TVM)
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [p for p in (str(HERE),) if p not in sys.path]
+sys.path.insert(0, str(HERE))
 
 import suite_kernels  # noqa: E402  (needs the path above)
 import torch  # noqa: E402

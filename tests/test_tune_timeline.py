@@ -155,15 +155,13 @@ def test_a_pool_bounded_to_none_starts_no_zygote_and_keeps_no_worker(monkeypatch
     class Kernel:
         kernel = object()
 
-    zygotes_asked = []
-    monkeypatch.setattr(pool, "zygote_for", lambda env: zygotes_asked.append(env))
     monkeypatch.setenv("TILELAB_POOL_MAX", "0")
     session_pool().shutdown()
-
-    _warm_compile_workers(Kernel())
+    zygotes_asked = []
+    with monkeypatch.context() as spy:
+        spy.setattr(pool, "zygote_for", lambda env: zygotes_asked.append(env))
+        _warm_compile_workers(Kernel())
     assert session_pool().idle() == [] and zygotes_asked == []  # nothing started ahead
-    monkeypatch.undo()
-    monkeypatch.setenv("TILELAB_POOL_MAX", "0")
 
     result = _tune([32], workers=1, rebench=0)
     assert result.best is not None and result.timeline_record.cold_workers == 1

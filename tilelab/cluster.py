@@ -75,9 +75,7 @@ def _restore(environment: dict[str, str]) -> None:
     the changed compile environment would cost the next local sweep a fresh zygote and cold workers."""
     for name in set(os.environ) - set(environment):
         del os.environ[name]
-    for name, value in environment.items():
-        if os.environ.get(name) != value:
-            os.environ[name] = value
+    os.environ.update(environment)
 
 
 def _start(distributed: Any, devices: list[str], threads: int) -> Any:
