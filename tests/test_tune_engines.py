@@ -7,9 +7,9 @@ come from a seeded fake timer (tune()'s ``timer`` hook), which travels to the Da
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
+from nanny_environment import changed_names, environment_once_no_nanny_is_starting_a_worker
 from tune_kernels import scale_add
 from tune_timers import FlukeTimer
 
@@ -43,8 +43,7 @@ def test_starting_a_local_cluster_leaves_the_environment_of_this_process_as_it_w
     client, before, after = started
     workers_environment = client.run(lambda: dict(os.environ))
 
-    changed = {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
-    assert changed == set()  # Dask's nannies run here and set their workers' variables before each starts
+    assert changed_names(before, after) == set()  # Dask's nannies run here and set their workers' variables before each starts
     assert all(env.get("OMP_NUM_THREADS") == "1" and env.get("PYTHONHASHSEED") for env in workers_environment.values())
 
 
@@ -54,20 +53,10 @@ def test_a_worker_its_nanny_restarts_leaves_the_environment_of_this_process_as_i
     cluster.restart_workers([_cpu_bench_worker(cluster)], timeout=120)
     cluster.wait_for_workers(2, timeout=120)
 
-    after = _environment_once_no_nanny_is_starting_a_worker(before)
-    changed = {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
-    assert changed == set()
+    after = environment_once_no_nanny_is_starting_a_worker(before)
+    assert changed_names(before, after) == set()
     restarted = cluster.run(lambda: os.environ.get("OMP_NUM_THREADS"), workers=[_cpu_bench_worker(cluster)])
     assert list(restarted.values()) == ["1"]
-
-
-def _environment_once_no_nanny_is_starting_a_worker(expected: dict, seconds: float = 30) -> dict:
-    """The nanny that restarted may still be finishing its start when Dask's restart returns (an exit handler
-    starts the worker too): wait until this process's environment is ``expected`` again, or ``seconds`` pass."""
-    deadline = time.monotonic() + seconds
-    while dict(os.environ) != expected and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return dict(os.environ)
 
 
 def _cpu_bench_worker(client) -> str:
