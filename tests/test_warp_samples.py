@@ -107,6 +107,34 @@ def test_the_samples_on_no_cell_line_name_the_busiest_cuda_line_tilelang_wrote_f
     assert none["code"].startswith("no cell line · its busiest CUDA line, 44: tl::warpgroup_reg_dealloc<24>();")
 
 
+def test_the_samples_of_a_warp_specialised_kernel_say_whose_warps_they_were():
+    record = profiled()
+    placed = place_samples(record, record.profile.kernels[0])
+    section = samples_section(record)
+
+    by_cell = {line.line: line for line in placed.by_cell_line}
+    assert by_cell[13].by_role == (("producer", 110), ("consumer", 95))  # waiting for a free stage, for data
+    assert by_cell[16].by_role == (("consumer", 198),) and by_cell[15].by_role == (("producer", 127),)
+    rows = {row["line"]: row for row in section["cell"]}
+    assert section["warps"] and "warp-specialised" in section["about"]
+    assert rows["13"]["warps"] == ["producer 54 %", "consumer 46 %"] and rows["16"]["warps"] == ["consumer"]
+    assert rows["—"]["warps"] == ["producer 67 %", "all 26 %", "consumer 8 %"]  # the producer draining after its exit
+    assert {row["line"]: row["warps"] for row in section["cuda"][:2]} == {"83": ["consumer"], "53": ["producer"]}
+
+
+def test_a_kernel_that_is_not_warp_specialised_has_no_warps_column():
+    record = profiled()
+    unsplit = replace(record.source, device=record.source.device.replace("threadIdx.x) < 128) {", "blockIdx.z) < 128) {"))
+    section = samples_section(replace(record, source=unsplit))
+
+    assert not section["warps"] and "warp-specialised" not in section["about"]
+    assert all(row["warps"] == [] for row in section["cell"] + section["cuda"])
+    (by_cell,) = parse(profile_snapshot(as_sent(profile_data(replace(record, source=unsplit))))).find_all(
+        "table", data_tilelab="samples-by-cell-line"
+    )
+    assert [th.all_text() for th in by_cell.find_all("th")][-1] == "why not issuing"
+
+
 def test_the_snapshot_draws_the_samples_from_the_tabs_json_and_the_widget_gets_the_same():
     record = profiled()
     data = profile_data(record)
@@ -115,8 +143,9 @@ def test_the_snapshot_draws_the_samples_from_the_tabs_json_and_the_widget_gets_t
 
     (by_cell,) = tree.find_all("table", data_tilelab="samples-by-cell-line")
     assert len(by_cell.find_all("tr")) == 1 + len(samples_section(record)["cell"])
+    assert [th.all_text() for th in by_cell.find_all("th")][-2:] == ["why not issuing", "warps"]
     (by_cuda,) = tree.find_all("table", data_tilelab="samples-by-cuda-line")
-    assert "tl::warpgroup_wait<0>();" in by_cuda.all_text()
+    assert "tl::warpgroup_wait<0>();" in by_cuda.all_text() and "producer 54 %, consumer 46 %" in by_cell.all_text()
     assert tree.find_all(data_tilelab="samples-summary")[0].all_text().startswith("Cell line 13 has 29 % of the samples")
     reply = ExplorerView(record).core.answer({"id": 3, "type": "profile"})
     assert {key: value for key, value in reply.items() if key not in ("id", "type")} == data

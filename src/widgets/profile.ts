@@ -55,6 +55,8 @@ interface ISampledLine {
   reasons: [string, string, string][];
   /** CUDA lines: the cell line it came from, "N: code". */
   cell?: string;
+  /** Whose code the samples were at, in a warp-specialised kernel: ["consumer"], ["producer 54 %", "consumer 46 %"]. */
+  warps: string[];
 }
 
 interface ISection {
@@ -68,6 +70,8 @@ interface ISection {
   about?: string;
   summary?: string;
   cell?: ISampledLine[];
+  /** Whether the sampled lines have a warps column (a warp-specialised kernel). */
+  warps?: boolean;
   cuda?: ISampledLine[];
   note?: string;
 }
@@ -160,11 +164,11 @@ function advice(items: IAdvice[]): HTMLElement {
   return list;
 }
 
-function sampledTable(rows: ISampledLine[], head: string[], tilelab: string, className: string): HTMLElement {
-  const table = h('table', `tl-profile-table tl-samples ${className}`);
+function sampledTable(rows: ISampledLine[], head: string[], warps: boolean, tilelab: string, className: string): HTMLElement {
+  const table = h('table', `tl-profile-table tl-samples ${className}${warps ? ' tl-samples-split' : ''}`);
   table.dataset.tilelab = tilelab;
   const heading = table.createTHead().insertRow();
-  heading.append(...head.map(text => h('th', '', text)));
+  heading.append(...[...head, ...(warps ? ['warps'] : [])].map(text => h('th', '', text)));
   const body = table.createTBody();
   for (const row of rows) {
     const share = h('td', 'tl-samples-share');
@@ -183,7 +187,13 @@ function sampledTable(rows: ISampledLine[], head: string[], tilelab: string, cla
       cell.title = row.cell;
       cells.push(cell);
     }
-    body.insertRow().append(...cells, reasons);
+    cells.push(reasons);
+    if (warps) {
+      const whose = h('td');
+      row.warps.forEach((part, k) => whose.append(...(k ? [', ', h('span', 'tl-samples-warp', part)] : [h('span', 'tl-samples-warp', part)])));
+      cells.push(whose);
+    }
+    body.insertRow().append(...cells);
   }
   return table;
 }
@@ -196,13 +206,13 @@ function samples(part: ISection, node: HTMLElement): void {
     node.appendChild(summary);
   }
   if (part.cell?.length) {
-    node.appendChild(sampledTable(part.cell, ['share', 'cell line', 'code', 'why not issuing'], 'samples-by-cell-line', 'tl-samples-by-cell'));
+    node.appendChild(sampledTable(part.cell, ['share', 'cell line', 'code', 'why not issuing'], Boolean(part.warps), 'samples-by-cell-line', 'tl-samples-by-cell'));
   }
   if (part.cuda?.length) {
     const fold = h('details', 'tl-samples-fold');
     fold.append(
       h('summary', '', `by CUDA line (the ${part.cuda.length} with the most samples)`),
-      sampledTable(part.cuda, ['share', 'CUDA line', 'code', 'cell line', 'why not issuing'], 'samples-by-cuda-line', 'tl-samples-by-cuda')
+      sampledTable(part.cuda, ['share', 'CUDA line', 'code', 'cell line', 'why not issuing'], Boolean(part.warps), 'samples-by-cuda-line', 'tl-samples-by-cuda')
     );
     node.appendChild(fold);
   }

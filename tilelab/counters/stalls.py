@@ -6,7 +6,9 @@ gives the samples per SASS instruction (:mod:`tilelab.counters.source_page`); th
 record's SASS listing links each instruction to the CUDA line it came from, and the
 record's source map (:mod:`tilelab.source_map`) each CUDA line to its cell line. So
 the samples add up per CUDA line and per cell line, which no report of ncu's does:
-its own source view can only follow TileLang's ``#line`` directives.
+its own source view can only follow TileLang's ``#line`` directives. In a
+warp-specialised kernel they also add up by whose warps they were at, the
+producer's or the consumers' (:mod:`tilelab.warp_roles`).
 
 The samples are placed only where the SASS ncu ran is the record's: every sampled
 instruction's address must hold the same opcode in the record's listing.
@@ -20,19 +22,27 @@ from dataclasses import dataclass
 from tilelab.machine.text import instruction_lines, kernel_slice
 from tilelab.records import InstructionSamples, KernelProfile, KernelRecord
 from tilelab.source_map import source_map_of
+from tilelab.warp_roles import warp_roles
 
-__all__ = ["LineSamples", "PlacedSamples", "place_samples"]
+__all__ = ["ALL_WARPS", "LineSamples", "PlacedSamples", "place_samples"]
+
+ALL_WARPS = "all"  # the role of a line outside a warp-specialised split
 
 _NO_MACHINE_CODE = "the record has no machine code yet (%%tilelang builds it in the background, unless --no-machine-code)"
 
 
 @dataclass(frozen=True)
 class LineSamples:
-    """The warp samples at one line's instructions, split by stall reason (most first); ``line`` None: no line."""
+    """The warp samples at one line's instructions, split by stall reason (most first); ``line`` None: no line.
+
+    ``by_role``: in a warp-specialised kernel, the same samples by the warps whose code they were at
+    (:mod:`tilelab.warp_roles`: ``producer``, ``consumer``, or ``all`` outside the split; most first); else empty.
+    """
 
     line: int | None
     samples: int
     reasons: tuple[tuple[str, int], ...]
+    by_role: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -56,13 +66,19 @@ def _mnemonic(instruction: str) -> str:
     return words[0].split(".")[0] if words else ""
 
 
-def _by_line(placed: list[tuple[int | None, InstructionSamples]]) -> tuple[LineSamples, ...]:
+def _by_line(placed: list[tuple[int | None, InstructionSamples, str | None]]) -> tuple[LineSamples, ...]:
     samples: Counter[int | None] = Counter()
     reasons: dict[int | None, Counter[str]] = {}
-    for line, item in placed:
+    roles: dict[int | None, Counter[str]] = {}
+    for line, item, role in placed:
         samples[line] += item.samples
         reasons.setdefault(line, Counter()).update(dict(item.reasons))
-    return tuple(LineSamples(line, count, tuple(reasons[line].most_common())) for line, count in samples.most_common())
+        if role is not None:
+            roles.setdefault(line, Counter())[role] += item.samples
+    return tuple(
+        LineSamples(line, count, tuple(reasons[line].most_common()), tuple(roles.get(line, Counter()).most_common()))
+        for line, count in samples.most_common()
+    )
 
 
 def _mismatch(samples: tuple[InstructionSamples, ...], at: dict[int, tuple[int, str]]) -> str:
@@ -95,6 +111,10 @@ def place_samples(record: KernelRecord, kernel: KernelProfile) -> PlacedSamples 
     for link in links:
         cuda_line_of.setdefault(link.line, link.cuda_line)
     cell_line_of = source_map_of(record.source).cuda_to_cell if record.source is not None else {}
-    on_cuda = [(cuda_line_of.get(at[item.offset][0]), item) for item in kernel.samples]
-    on_cell = [(cell_line_of.get(line) if line is not None else None, item) for line, item in on_cuda]
+    roles = warp_roles(record.source.device) if record.source is not None else {}
+    on_cuda = []
+    for item in kernel.samples:
+        line = cuda_line_of.get(at[item.offset][0])
+        on_cuda.append((line, item, roles.get(line, ALL_WARPS) if roles else None))  # no roles: not warp-specialised
+    on_cell = [(cell_line_of.get(line) if line is not None else None, item, role) for line, item, role in on_cuda]
     return PlacedSamples(kernel.kernel, total, _by_line(on_cuda), _by_line(on_cell), cell_line_of)

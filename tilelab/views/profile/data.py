@@ -121,14 +121,27 @@ _ABOUT_SAMPLES = (
     "ncu sampled the state of each SM's warps at a fixed interval: a line's share is the share of samples that "
     "found a warp at its instructions, and the reasons say why those warps were not issuing."
 )
+_ABOUT_WARPS = (
+    "The kernel is warp-specialised: 'warps' says whose code the samples were at, the producer's (its TMA loads), "
+    "the consumers' (the math and the epilogue) or all warps' (outside the split)."
+)
 
 
 def _share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f} %" if whole else "—"
 
 
+def _warps(line: LineSamples) -> list[str]:
+    """Whose code the line's samples were at: ``["consumer"]``, or ``["producer 54 %", "consumer 46 %"]`` (empty
+    unless the kernel is warp-specialised)."""
+    if len(line.by_role) == 1:
+        return [line.by_role[0][0]]
+    return [f"{role} {_share(count, line.samples)}" for role, count in line.by_role]
+
+
 def _sampled_row(line: LineSamples, total: int, code: str) -> dict[str, Any]:
-    """One line's row: its number, code, share of the launch's samples and its three biggest stall reasons."""
+    """One line's row: its number, code, share of the launch's samples, whose warps they were (in a
+    warp-specialised kernel) and its three biggest stall reasons."""
     reasons = []
     for name, count in line.reasons[:3]:
         label, meaning = STALL_REASONS.get(name, (name, f"ncu's stall reason {name}"))
@@ -139,6 +152,7 @@ def _sampled_row(line: LineSamples, total: int, code: str) -> dict[str, Any]:
         "width": 100 * line.samples / total if total else 0.0,
         "share": _share(line.samples, total),
         "samples": line.samples,
+        "warps": _warps(line),
         "reasons": reasons,
     }
 
@@ -164,10 +178,14 @@ def _samples_section(record: KernelRecord, placed: PlacedSamples) -> dict[str, A
         "summary": "",
         "cell": [],
         "cuda": [],
+        "warps": False,  # whether the rows say whose warps their samples were (a warp-specialised kernel)
         "note": placed.unplaced,
     }
     if placed.unplaced:
         return section
+    if any(line.by_role for line in placed.by_cell_line):
+        section["warps"] = True
+        section["about"] = f"{_ABOUT_SAMPLES} {_ABOUT_WARPS}"
     cell = record.source.kernel_source.splitlines() if record.source is not None else []
     device = record.source.device.splitlines() if record.source is not None else []
     cell_line_of = placed.cell_line_of or {}

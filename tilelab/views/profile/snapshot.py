@@ -90,6 +90,13 @@ def _reasons(row: dict[str, Any]) -> str:
     )
 
 
+def _warps(row: dict[str, Any], shown: bool) -> tuple[str, ...]:
+    """The row's warps cell, where the section has that column."""
+    if not shown:
+        return ()
+    return (", ".join(f"<span style='white-space:nowrap'>{escape(part)}</span>" for part in row["warps"]),)
+
+
 def _code(text: str, width: int = 40) -> str:
     """``text`` in one line of at most ``width`` characters, cut with "…" (the whole text is its tooltip)."""
     clip = f"display:block;max-width:{width}ch;overflow:hidden;text-overflow:ellipsis;white-space:pre"
@@ -100,15 +107,20 @@ def _samples(section: dict[str, Any]) -> str:
     parts = [f"<div style='color:{_MUTED}'>{escape(section['about'])}</div>"]
     if section["summary"]:
         parts.append(f"<div data-tilelab='samples-summary'>{escape(section['summary'])}</div>")
+    warps = section["warps"]  # a column saying whose warps the samples were, in a warp-specialised kernel
     if section["cell"]:
-        rows = [(_share_bar(row), escape(row["line"]), _code(row["code"]), _reasons(row)) for row in section["cell"]]
-        parts.append(table(rows, ("share", "cell line", "code", "why not issuing"), " data-tilelab='samples-by-cell-line'"))
+        rows = [
+            (_share_bar(row), escape(row["line"]), _code(row["code"]), _reasons(row), *_warps(row, warps))
+            for row in section["cell"]
+        ]
+        head = ("share", "cell line", "code", "why not issuing", *(("warps",) if warps else ()))
+        parts.append(table(rows, head, " data-tilelab='samples-by-cell-line'"))
     if section["cuda"]:
         rows = [
-            (_share_bar(row), escape(row["line"]), _code(row["code"]), _code(row["cell"], 28), _reasons(row))
+            (_share_bar(row), escape(row["line"]), _code(row["code"]), _code(row["cell"], 28), _reasons(row), *_warps(row, warps))
             for row in section["cuda"]
         ]
-        head = ("share", "CUDA line", "code", "cell line", "why not issuing")
+        head = ("share", "CUDA line", "code", "cell line", "why not issuing", *(("warps",) if warps else ()))
         parts.append(
             f"<details style='margin-top:4px'><summary style='cursor:pointer'>by CUDA line "
             f"(the {len(rows)} with the most samples)</summary>"
