@@ -14,17 +14,18 @@ branch issues the TMA loads (the producer warps, often after
 A branch is the producer's when it loads (TMA or ``cp.async``) and does no
 tensor-core math, the consumers' when it does the math; a split whose two
 branches don't read that way is left unnamed. Lines outside a split run on all
-warps and get no role.
+warps and get no role here (:data:`ALL_WARPS` where samples are counted by role).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["CONSUMER", "PRODUCER", "warp_roles"]
+__all__ = ["ALL_WARPS", "CONSUMER", "PRODUCER", "warp_roles"]
 
 PRODUCER = "producer"
 CONSUMER = "consumer"
+ALL_WARPS = "all"  # what the samples of a warp-specialised kernel count a line outside its split as
 
 _SPLIT = re.compile(r"^\s*if \(.*\bthreadIdx\.x\b.*\) \{\s*$")
 _ELSE = re.compile(r"^\s*\} else \{\s*$")
@@ -45,25 +46,26 @@ def warp_roles(device: str) -> dict[int, str]:
         first, second, end = split
         named = _name(lines, first, second)
         if named is not None:
-            for role, (start, stop) in zip(named, (first, second), strict=True):
-                roles.update(dict.fromkeys(range(start + 1, stop + 2), role))  # 1-based
+            for role, branch in zip(named, (first, second), strict=True):
+                roles.update(dict.fromkeys(branch, role))
         index = end + 1
     return roles
 
 
-def _branches(lines: list[str], at: int) -> tuple[tuple[int, int], tuple[int, int], int] | None:
-    """The 0-based line spans of the ``if`` block opening at ``at`` and of its ``else`` block, and the closing line."""
+def _branches(lines: list[str], at: int) -> tuple[range, range, int] | None:
+    """The 1-based lines inside the ``if`` block opening at index ``at`` and inside its ``else`` block, and the index
+    of the else block's closing line."""
     close = _closing(lines, at)
     if close is None or not _ELSE.match(lines[close]):
         return None
     end = _closing(lines, close)
     if end is None:
         return None
-    return (at + 1, close - 1), (close + 1, end - 1), end
+    return range(at + 2, close + 1), range(close + 2, end + 1), end
 
 
 def _closing(lines: list[str], at: int) -> int | None:
-    """The line holding the ``}`` that closes the block whose ``{`` ends line ``at``."""
+    """The index of the line holding the ``}`` that closes the block whose ``{`` ends line ``at``."""
     depth = 0
     for index in range(at, len(lines)):
         text = lines[index][lines[index].rindex("{") :] if index == at else lines[index]
@@ -77,11 +79,11 @@ def _closing(lines: list[str], at: int) -> int | None:
     return None
 
 
-def _name(lines: list[str], first: tuple[int, int], second: tuple[int, int]) -> tuple[str, str] | None:
+def _name(lines: list[str], first: range, second: range) -> tuple[str, str] | None:
     """(role of the first branch, role of the second), or None when the branches don't read as a producer and consumers."""
 
-    def reads(span: tuple[int, int]) -> tuple[bool, bool]:
-        text = "\n".join(lines[span[0] : span[1] + 1])
+    def reads(branch: range) -> tuple[bool, bool]:
+        text = "\n".join(lines[line - 1] for line in branch)
         return bool(_LOADS.search(text)), bool(_MATH.search(text))
 
     (loads_1, math_1), (loads_2, math_2) = reads(first), reads(second)

@@ -164,6 +164,13 @@ function advice(items: IAdvice[]): HTMLElement {
   return list;
 }
 
+/** A cell holding `items` separated by commas: each item stays on one line, the list wraps between them. */
+function commaCell(items: HTMLElement[]): HTMLTableCellElement {
+  const cell = h('td');
+  items.forEach((item, k) => cell.append(...(k ? [', ', item] : [item])));
+  return cell;
+}
+
 function sampledTable(rows: ISampledLine[], head: string[], warps: boolean, tilelab: string, className: string): HTMLElement {
   const table = h('table', `tl-profile-table tl-samples ${className}${warps ? ' tl-samples-split' : ''}`);
   table.dataset.tilelab = tilelab;
@@ -175,12 +182,13 @@ function sampledTable(rows: ISampledLine[], head: string[], warps: boolean, tile
     share.append(track(row.width, 'tl-samples-track'), row.share);
     const code = h('td', 'tl-samples-code', row.code);
     code.title = row.code;
-    const reasons = h('td');
-    row.reasons.forEach(([name, part, meaning], k) => {
-      const reason = h('span', 'tl-samples-reason', `${name} ${part}`);
-      reason.title = meaning;
-      reasons.append(...(k ? [', ', reason] : [reason]));
-    });
+    const reasons = commaCell(
+      row.reasons.map(([name, part, meaning]) => {
+        const reason = h('span', 'tl-samples-reason', `${name} ${part}`);
+        reason.title = meaning;
+        return reason;
+      })
+    );
     const cells = [share, h('td', '', row.line), code];
     if (row.cell !== undefined) {
       const cell = h('td', 'tl-samples-code', row.cell);
@@ -189,9 +197,7 @@ function sampledTable(rows: ISampledLine[], head: string[], warps: boolean, tile
     }
     cells.push(reasons);
     if (warps) {
-      const whose = h('td');
-      row.warps.forEach((part, k) => whose.append(...(k ? [', ', h('span', 'tl-samples-warp', part)] : [h('span', 'tl-samples-warp', part)])));
-      cells.push(whose);
+      cells.push(commaCell(row.warps.map(part => h('span', 'tl-samples-warp', part))));
     }
     body.insertRow().append(...cells);
   }

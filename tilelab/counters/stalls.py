@@ -22,11 +22,9 @@ from dataclasses import dataclass
 from tilelab.machine.text import instruction_lines, kernel_slice
 from tilelab.records import InstructionSamples, KernelProfile, KernelRecord
 from tilelab.source_map import source_map_of
-from tilelab.warp_roles import warp_roles
+from tilelab.warp_roles import ALL_WARPS, warp_roles
 
-__all__ = ["ALL_WARPS", "LineSamples", "PlacedSamples", "place_samples"]
-
-ALL_WARPS = "all"  # the role of a line outside a warp-specialised split
+__all__ = ["LineSamples", "PlacedSamples", "place_samples"]
 
 _NO_MACHINE_CODE = "the record has no machine code yet (%%tilelang builds it in the background, unless --no-machine-code)"
 
