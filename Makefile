@@ -72,7 +72,7 @@ lint: setup
 test: setup browser postgres
 	$(BIN)/ruff check tilelab tests bench
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q -n auto --dist loadgroup --durations=15 tests
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup --no-loadscope-reorder --durations=15 tests
 
 # The same suite on the newest versions the package's ranges allow (torch stays TORCH_SPEC: the machine's build).
 test-latest:

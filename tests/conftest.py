@@ -25,12 +25,23 @@ def cuda_available() -> bool:
 def pytest_collection_modifyitems(config, items):
     for item in items:
         item.add_marker(pytest.mark.xdist_group(_group(item)))
+    items.sort(key=_longest_first)
     if cuda_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU (none here)")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def _longest_first(item) -> int:
+    """The workers take groups in the order of their first test (make test passes ``--no-loadscope-reorder``; by
+    default pytest-xdist sends the groups of fewest tests last, and those are the slow ones: a notebook, a bench
+    smoke run, while the other worker has nothing left). So: the browser tests first (one group, a quarter of the
+    run), then the slow tests, then the rest in collection order."""
+    if Path(str(item.fspath)).parent.name == "ui":
+        return 0
+    return 1 if item.get_closest_marker("slow") or item.get_closest_marker("spread") else 2
 
 
 def _group(item) -> str:

@@ -30,8 +30,8 @@ def test_smoke_run_writes_the_issues_structure(report):
     assert {"device", "spaces", "goal", "goal_met", "mode"} <= set(data) and data["mode"] == "smoke"
     (space,) = data["spaces"]
     assert {"name", "configs", "fraction_of_grid", "best_ratio", "grid", "search", "replay"} <= set(space)
-    assert space["name"] == "cpu24" and space["configs"] == 24
-    assert "wrote " in stdout and "cpu24" in stdout
+    assert space["name"] == "cpu12" and space["configs"] == 12
+    assert "wrote " in stdout and "cpu12" in stdout
 
 
 @pytest.mark.slow
@@ -41,10 +41,10 @@ def test_smoke_search_runs_stay_within_their_budget_and_say_how_they_compare(rep
     runs = space["search"]["runs"]
 
     assert [run["seed"] for run in runs] == [0, 1]
-    assert all(run["trials"] <= 8 for run in runs)  # 30 % of 24, rounded up
+    assert all(run["trials"] <= 4 for run in runs)  # 30 % of 12, rounded up
     assert all(len(run["best_after_each_benchmark"]) == run["benchmarks"] for run in runs)
     assert all(run["best_ratio"] > 0 for run in runs)
-    assert space["grid"]["benchmarks"] == 24 and space["grid"]["within_2_percent"] >= 1
+    assert space["grid"]["benchmarks"] == 12 and space["grid"]["within_2_percent"] >= 1
     for sampler in ("tpe", "gp", "random"):
         fractions = space["replay"][sampler]["fractions"]
         assert len(fractions) == 2 and all(f is None or 0 < f <= 1 for f in fractions)

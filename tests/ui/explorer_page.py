@@ -95,19 +95,14 @@ def notebook_page(lab_server, browser, name: str, cells: list[str]):
 
     from ui.conftest import Lab, kernels_shut_down_after
 
-    with kernels_shut_down_after(lab_server):
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        page = context.new_page()
+    with kernels_shut_down_after(lab_server), browser.page(1280, 800) as page:
         page.set_default_timeout(60_000)
         page.goto(lab_server.url(f"lab/workspaces/{Path(name).stem}-{uuid.uuid4().hex[:8]}") + "&reset")
         page.wait_for_function("() => Boolean(window.jupyterapp)")
         page.evaluate("async () => { await window.jupyterapp.restored; }")
         lab = Lab(page, lab_server)
         open_notebook_with(lab, name, cells)
-        try:
-            yield lab
-        finally:
-            context.close()
+        yield lab
 
 
 def open_notebook_with(lab, name: str, cells: list[str]) -> None:

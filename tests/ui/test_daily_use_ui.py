@@ -16,8 +16,11 @@ import shutil
 import uuid
 from pathlib import Path
 
+import nbformat
 import pytest
 from cells import gemm_cell, softmax_cell
+from conftest import cuda_available
+from notebook_outputs import error_outputs, silent_gpu_cells
 
 from ui.conftest import Lab
 from ui.explorer_page import (
@@ -343,11 +346,9 @@ class PageProblems:
 def test_the_quickstart_and_autotuning_notebooks_open_run_and_reopen_without_console_or_page_errors(lab_server, browser):
     for name in ("quickstart.ipynb", "autotuning.ipynb"):
         shutil.copy(NOTEBOOKS / name, lab_server.notebook_dir / name)
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    page.set_default_timeout(90_000)
-    problems = PageProblems(page)
-    try:
+    with browser.page(1280, 800) as page:
+        page.set_default_timeout(90_000)
+        problems = PageProblems(page)
         page.goto(lab_server.url(f"lab/workspaces/shipped-{uuid.uuid4().hex[:8]}") + "&reset")
         page.wait_for_function("() => Boolean(window.jupyterapp)")
         page.evaluate("async () => { await window.jupyterapp.restored; }")
@@ -369,6 +370,11 @@ def test_the_quickstart_and_autotuning_notebooks_open_run_and_reopen_without_con
         problems.step = "saving and closing the quickstart"
         assert page.evaluate(SAVE) is False
         page.evaluate(SHUT_DOWN_AND_CLOSE)
+        # The run's saved outputs pass tests/test_notebooks.py's checks (that test leaves the quickstart to this one).
+        saved = nbformat.read(lab_server.notebook_dir / "quickstart.ipynb", as_version=4)
+        assert all(cell.execution_count for cell in saved.cells if cell.cell_type == "code"), "saved before every cell ran"
+        assert not error_outputs(saved), error_outputs(saved)
+        assert cuda_available() or not silent_gpu_cells(saved), f"GPU-only cells {silent_gpu_cells(saved)} printed no 'skipped' line"
         problems.step = "reopening the quickstart"
         lab.open_notebook("quickstart.ipynb")
         page.wait_for_selector(f"{CURRENT} {VIEW}[data-shown='snapshot'] [data-tilelab='explorer']", state="attached")
@@ -395,8 +401,6 @@ def test_the_quickstart_and_autotuning_notebooks_open_run_and_reopen_without_con
         assert page.locator(f"{CURRENT} {VIEW}[data-shown='live']").count() == 0
         assert "Error displaying widget" not in page.evaluate(NOTEBOOK_TEXT)
         screenshot(page, "daily-autotuning-reopened.png")
-    finally:
-        context.close()
 
     assert problems.seen == []
 
