@@ -1,10 +1,11 @@
 """Browser-test fixtures: one real JupyterLab server and one headless Chromium per session.
 
 Fixtures: ``lab_server`` (session: ``base_url``, ``token``, ``notebook_dir``,
-``write_notebook``), ``browser`` (session: :class:`Browser`, whose ``page(width, height)`` opens a page), ``lab_page`` (a fresh page with JupyterLab loaded and
-restored) and ``lab`` (a :class:`Lab` over that page: ``page``, ``base_url``,
-``notebook_dir``, plus open a notebook, run all its cells and wait for the
-kernel, and save screenshots under ``tests/ui/artifacts/``).
+``write_notebook``), ``browser`` (session: a :class:`Browser`, whose
+``page(width, height)`` opens a page), ``lab_page`` (a fresh page with
+JupyterLab loaded and restored) and ``lab`` (a :class:`Lab` over that page:
+``page``, ``base_url``, ``notebook_dir``, plus open a notebook, run all its
+cells and wait for the kernel, and save screenshots under ``tests/ui/artifacts/``).
 Every wait is on a real state (server answering, kernel idle, an element
 present), never a sleep. The server runs in its own process group and is
 stopped by that group's id.
@@ -137,7 +138,8 @@ def lab_server(tmp_path_factory) -> Server:
 class Browser:
     """The session's headless Chromium with one profile on disk. Its pages share that profile's HTTP cache, so
     V8 compiles JupyterLab's scripts once and reuses the code after (a page in a fresh context compiled them
-    again: about 0.7 CPU-s of each test's page load)."""
+    again: about 0.7 CPU-s of each test's page load). They share its storage too, which isolates nothing a test
+    needs: JupyterLab keeps a page's state in its workspace, on the server, and each test opens a workspace of its own."""
 
     def __init__(self, profile) -> None:
         self.profile = profile
