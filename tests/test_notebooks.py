@@ -3,9 +3,9 @@
 Cells tagged ``gpu`` need a GPU to run a kernel; without one they must say so
 with a printed "skipped" line (never pass silently, never raise). Each
 notebook runs in its own kernel with ``cwd=notebooks/`` and a temporary
-``TILELAB_DB``, so tuning history never touches the user's file. The quickstart
-runs in JupyterLab instead (tests/ui/test_daily_use_ui.py), and its saved file
-passes the same checks there.
+``TILELAB_DB``, so tuning history never touches the user's file. Where the
+browser tests run, the quickstart runs in JupyterLab instead
+(tests/ui/test_daily_use_ui.py), and its saved file passes the same checks there.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from notebook_outputs import error_outputs, silent_gpu_cells, stdout_of
+from ui.conftest import why_browser_tests_skip
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 CELL_TIMEOUT_S = 300
@@ -21,7 +22,8 @@ CELL_TIMEOUT_S = 300
 pytestmark = pytest.mark.notebooks
 
 
-RUN_IN_THE_BROWSER = {"quickstart"}  # tests/ui/test_daily_use_ui.py runs it, saves it and checks its outputs
+# tests/ui/test_daily_use_ui.py runs these, saves them and checks their outputs (where it can run).
+RUN_IN_THE_BROWSER = set() if why_browser_tests_skip() else {"quickstart"}
 
 
 def _notebooks() -> list[Path]:

@@ -36,15 +36,19 @@ ARTIFACTS = Path(__file__).parent / "artifacts"
 SERVER_START_S = 90
 
 
-def pytest_collection_modifyitems(config, items):
-    missing = None
+def why_browser_tests_skip() -> str | None:
+    """Why the browser tests cannot run here (no Chromium, no Playwright), or None."""
     if not Path(CHROMIUM).exists():
-        missing = f"needs Chromium at {CHROMIUM} (apt-get install chromium)"
-    else:
-        try:
-            import playwright.sync_api  # noqa: F401  (only checking it is installed)
-        except ImportError:
-            missing = "needs playwright (pip install playwright)"
+        return f"needs Chromium at {CHROMIUM} (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401  (only checking it is installed)
+    except ImportError:
+        return "needs playwright (pip install playwright)"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    missing = why_browser_tests_skip()
     for item in items:
         if Path(str(item.fspath)).parent == Path(__file__).parent:
             item.add_marker(pytest.mark.ui)
