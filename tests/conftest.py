@@ -34,12 +34,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def _browser_test(item) -> bool:
+    return Path(str(item.fspath)).parent.name == "ui"
+
+
 def _longest_first(item) -> int:
     """The workers take groups in the order of their first test (make test passes ``--no-loadscope-reorder``; by
     default pytest-xdist sends the groups of fewest tests last, and those are the slow ones: a notebook, a bench
     smoke run, while the other worker has nothing left). So: the browser tests first (one group, a quarter of the
     run), then the slow tests, then the rest in collection order."""
-    if Path(str(item.fspath)).parent.name == "ui":
+    if _browser_test(item):
         return 0
     return 1 if item.get_closest_marker("slow") or item.get_closest_marker("spread") else 2
 
@@ -51,7 +55,7 @@ def _group(item) -> str:
     shares nothing, such as one notebook's run) is a group of its own, so the workers share the slow ones."""
     if item.get_closest_marker("spread"):
         return item.nodeid
-    if Path(str(item.fspath)).parent.name == "ui":
+    if _browser_test(item):
         return "ui"
     if "postgres_server" in getattr(item, "fixturenames", ()):
         return "postgres"

@@ -76,5 +76,5 @@ def test_notebooks_are_committed_as_executed_on_a_gpu_and_small():
         first_code = next(cell for cell in notebook.cells if cell.cell_type == "code")
         first_output = stdout_of(first_code)
         assert first_output and "no GPU" not in first_output, f"{path.name} was not executed on a GPU: {first_output!r}"
-        assert not any(out.get("output_type") == "error" for cell in notebook.cells for out in cell.get("outputs", [])), path.name
+        assert not error_outputs(notebook), path.name
         assert path.stat().st_size < 5 * 1024 * 1024, path.name

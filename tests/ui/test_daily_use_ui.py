@@ -373,8 +373,9 @@ def test_the_quickstart_and_autotuning_notebooks_open_run_and_reopen_without_con
         # The run's saved outputs pass tests/test_notebooks.py's checks (that test leaves the quickstart to this one).
         saved = nbformat.read(lab_server.notebook_dir / "quickstart.ipynb", as_version=4)
         assert all(cell.execution_count for cell in saved.cells if cell.cell_type == "code"), "saved before every cell ran"
-        assert not error_outputs(saved), error_outputs(saved)
-        assert cuda_available() or not silent_gpu_cells(saved), f"GPU-only cells {silent_gpu_cells(saved)} printed no 'skipped' line"
+        errors, silent = error_outputs(saved), silent_gpu_cells(saved)
+        assert not errors, "\n".join(errors)
+        assert cuda_available() or not silent, f"GPU-only cells {silent} printed no 'skipped' line without a GPU"
         problems.step = "reopening the quickstart"
         lab.open_notebook("quickstart.ipynb")
         page.wait_for_selector(f"{CURRENT} {VIEW}[data-shown='snapshot'] [data-tilelab='explorer']", state="attached")
