@@ -10,10 +10,12 @@ NPM ?= npm
 LOCK ?= requirements/lock.txt
 BIN := $(VENV)/bin
 # Every install goes through these: constrained by the lock, or (LOCK empty) upgraded to the newest allowed.
-# uv installs the packages (a cold install of the test extra: 2 s, where pip takes 24 s); pip installs uv itself,
-# and torch, so that torch comes from the machine's own wheels (pip's configuration, which uv does not read).
+# uv installs the packages (the test extra, cold: 10 s, where pip took 24 s); pip installs uv itself, and torch,
+# so that torch comes from the machine's own wheels (pip's configuration, which uv does not read).
+# --compile-bytecode: as pip does. Without it no module has a .pyc until first imported, and none ever has where
+# PYTHONDONTWRITEBYTECODE is set: every test process then compiled TileLang, pandas, Jupyter... from source.
 PIP = $(BIN)/python -m pip install -q $(if $(LOCK),-c $(LOCK),--upgrade --upgrade-strategy eager)
-UV_PIP = $(BIN)/uv pip install -q --python $(BIN)/python $(if $(LOCK),-c $(LOCK),--upgrade)
+UV_PIP = $(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python $(if $(LOCK),-c $(LOCK),--upgrade)
 STAMP := $(VENV)/.tilelab-installed
 # Build tools the JupyterLab panel and the editable install need before the package itself.
 TOOLS := $(VENV)/.tilelab-build-tools
@@ -24,7 +26,7 @@ LABEXT := extension/labextension/package.json
 LABEXT_SOURCES := package.json package-lock.json tsconfig.json $(wildcard src/*.ts) \
 	$(wildcard extension/style/*) $(wildcard extension/schema/*.json)
 
-.PHONY: setup test test-latest lock lab lint browser postgres clean
+.PHONY: setup test-setup test test-latest lock lab lint browser postgres debian-test-packages clean
 
 # Two jobs: npm's install and build run beside pip's (never two installers at once in one venv).
 setup:
@@ -32,8 +34,8 @@ setup:
 
 $(TOOLS): $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) pip uv
-	$(UV_PIP) "jupyterlab>=4.4,<5" "hatchling>=1.21" "hatch-jupyter-builder>=0.9" editables
+	$(PIP) uv
+	$(UV_PIP) pip "jupyterlab>=4.4,<5" "hatchling>=1.21" "hatch-jupyter-builder>=0.9" editables
 	touch $@
 
 node_modules/.package-lock.json: package.json package-lock.json
@@ -60,19 +62,31 @@ $(STAMP): pyproject.toml $(LOCK) $(TOOLS) $(TORCH) $(LABEXT) $(WIDGETS)
 	$(UV_PIP) --no-build-isolation -e ".[test]" "$(TORCH_SPEC)"
 	touch $@
 
-# Debian's Chromium for the browser tests (never `playwright install`).
-browser:
-	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver; }
+# Debian's packages the tests need, where missing: Chromium for the browser tests (never `playwright install`)
+# and PostgreSQL for the shared-history tests (tests/postgres_server.py starts its own server).
+BROWSER_PACKAGES = $(if $(wildcard /usr/bin/chromium),,chromium chromium-driver)
+POSTGRES_PACKAGES = $(if $(wildcard /usr/lib/postgresql/*/bin/initdb),,postgresql)
+APT_INSTALL = apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends
 
-# Debian's PostgreSQL for the shared-history tests (tests/postgres_server.py starts its own server).
+browser:
+	@$(if $(BROWSER_PACKAGES),$(APT_INSTALL) $(BROWSER_PACKAGES),true)
+
 postgres:
-	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql; }
+	@$(if $(POSTGRES_PACKAGES),$(APT_INSTALL) $(POSTGRES_PACKAGES),true)
+
+# Both in one apt-get (a second would wait on dpkg's lock), beside the package's set-up: on a fresh machine
+# apt's downloads and unpacking overlap pip's and npm's.
+test-setup:
+	$(MAKE) --jobs=3 --output-sync=target $(STAMP) debian-test-packages
+
+debian-test-packages:
+	@$(if $(strip $(BROWSER_PACKAGES) $(POSTGRES_PACKAGES)),$(APT_INSTALL) $(BROWSER_PACKAGES) $(POSTGRES_PACKAGES),true)
 
 lint: setup
 	$(BIN)/ruff check tilelab tests bench
 	$(BIN)/lint-imports
 
-test: setup browser postgres
+test: test-setup
 	$(BIN)/ruff check tilelab tests bench
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -n auto --dist loadgroup --no-loadscope-reorder --durations=15 tests
