@@ -86,9 +86,12 @@ lint: setup
 	$(BIN)/ruff check tilelab tests bench
 	$(BIN)/lint-imports
 
+# compileall: the suite starts over a hundred Python processes that import TileLab, and where PYTHONDONTWRITEBYTECODE
+# is set none of them writes a .pyc: each compiled TileLab (and the tests' helpers) from source again.
 test: test-setup
 	$(BIN)/ruff check tilelab tests bench
 	$(BIN)/lint-imports
+	$(BIN)/python -m compileall -q tilelab tests bench
 	$(BIN)/python -m pytest -q -n auto --dist loadgroup --no-loadscope-reorder --durations=15 tests
 
 # The same suite on the newest versions the package's ranges allow (torch stays TORCH_SPEC: the machine's build).
