@@ -66,13 +66,14 @@ $(STAMP): pyproject.toml $(LOCK) $(TOOLS) $(TORCH) $(LABEXT) $(WIDGETS)
 # and PostgreSQL for the shared-history tests (tests/postgres_server.py starts its own server).
 BROWSER_PACKAGES = $(if $(wildcard /usr/bin/chromium),,chromium chromium-driver)
 POSTGRES_PACKAGES = $(if $(wildcard /usr/lib/postgresql/*/bin/initdb),,postgresql)
-APT_INSTALL = apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends
+# $(call apt_install,PACKAGES): one apt-get for PACKAGES, or nothing when none is missing.
+apt_install = $(if $(strip $(1)),apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(1),true)
 
 browser:
-	@$(if $(BROWSER_PACKAGES),$(APT_INSTALL) $(BROWSER_PACKAGES),true)
+	@$(call apt_install,$(BROWSER_PACKAGES))
 
 postgres:
-	@$(if $(POSTGRES_PACKAGES),$(APT_INSTALL) $(POSTGRES_PACKAGES),true)
+	@$(call apt_install,$(POSTGRES_PACKAGES))
 
 # Both in one apt-get (a second would wait on dpkg's lock), beside the package's set-up: on a fresh machine
 # apt's downloads and unpacking overlap pip's and npm's.
@@ -80,7 +81,7 @@ test-setup:
 	$(MAKE) --jobs=3 --output-sync=target $(STAMP) debian-test-packages
 
 debian-test-packages:
-	@$(if $(strip $(BROWSER_PACKAGES) $(POSTGRES_PACKAGES)),$(APT_INSTALL) $(BROWSER_PACKAGES) $(POSTGRES_PACKAGES),true)
+	@$(call apt_install,$(BROWSER_PACKAGES) $(POSTGRES_PACKAGES))
 
 lint: setup
 	$(BIN)/ruff check tilelab tests bench

@@ -35,7 +35,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 def _browser_test(item) -> bool:
-    return Path(str(item.fspath)).parent.name == "ui"
+    return item.get_closest_marker("ui") is not None  # tests/ui/conftest.py marks them, first
 
 
 def _longest_first(item) -> int:

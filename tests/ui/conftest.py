@@ -47,6 +47,7 @@ def why_browser_tests_skip() -> str | None:
     return None
 
 
+@pytest.hookimpl(tryfirst=True)  # before tests/conftest.py's, which groups and orders the tests marked ``ui`` here
 def pytest_collection_modifyitems(config, items):
     missing = why_browser_tests_skip()
     for item in items:
