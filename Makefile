@@ -32,9 +32,13 @@ LABEXT_SOURCES := package.json package-lock.json tsconfig.json $(wildcard src/*.
 setup:
 	$(MAKE) --jobs=2 --output-sync=target $(STAMP)
 
-$(TOOLS): $(LOCK)
+# A file of its own: a venv made before uv installed the packages gets it too.
+$(BIN)/uv: $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) uv
+	touch $@
+
+$(TOOLS): $(LOCK) $(BIN)/uv
 	$(UV_PIP) pip "jupyterlab>=4.4,<5" "hatchling>=1.21" "hatch-jupyter-builder>=0.9" editables
 	touch $@
 
