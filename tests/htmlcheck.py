@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
@@ -132,7 +133,7 @@ def assert_inert(markup: str, *texts: str) -> None:
     audit.feed(markup)
     audit.close()
     for tag, attrs in audit.tags:
-        assert tag not in FORBIDDEN_TAGS, f"live <{tag}> in {markup[:200]!r}"
+        assert tag not in FORBIDDEN_TAGS or _chart_image(dict(attrs)), f"live <{tag}> in {markup[:200]!r}"
         for name, value in attrs:
             assert not name.lower().startswith("on"), f"event handler {name}={value!r} on <{tag}>"
             squeezed = "".join((value or "").split()).lower()
@@ -145,3 +146,29 @@ def assert_inert(markup: str, *texts: str) -> None:
     visible = "".join(audit.text)
     for text in texts:
         assert text in visible, f"{text!r} is not visible as text"
+
+
+def _chart_image(attrs: dict[str, str | None]) -> bool:
+    """Whether an ``<img>``'s ``attrs`` are a chart's (``tilelab.views.html.chart``): an SVG data URI whose
+    document holds no script and no event handler."""
+    kind, _, data = (attrs.get("src") or "").partition(",")
+    if "tl-chart" not in (attrs.get("class") or "").split() or kind != "data:image/svg+xml;base64":
+        return False
+    svg = parse_element(base64.b64decode(data).decode())
+    return not any(node.tag == "script" or any(name.startswith("on") for name in node.attrs) for node in svg.iter())
+
+
+def foreign_images(tree: Node) -> list[Node]:
+    """The ``<img>`` elements of ``tree`` that are not chart images (what a string that escaped its escaping adds)."""
+    return [image for image in tree.find_all("img") if not _chart_image(image.attrs)]
+
+
+def charts(tree: Node) -> list[Node]:
+    """The SVG documents of a snapshot's chart images (``tilelab.views.html.chart``), each parsed as strictly."""
+    found = []
+    for image in tree.find_all("img"):
+        assert "tl-chart" in (image.attrs.get("class") or "").split(), image.attrs
+        kind, _, data = (image.attrs.get("src") or "").partition(",")
+        assert kind == "data:image/svg+xml;base64", kind
+        found.append(parse_element(base64.b64decode(data).decode()))
+    return found

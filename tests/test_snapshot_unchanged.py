@@ -6,7 +6,9 @@ as of commit 9f5daea, but for three changes made on purpose since: the Machine c
 with the most SASS name the cell line the record's source map gives each (they named TileLang's ``#line``
 directive, ``def gemm`` for the TMA loads) and list a line's classes with equal counts in the class table's
 order ("barriers and sync 32, other 32"; it was the order the SASS met them), and the Overview's resources
-give the theoretical occupancy as the Machine code card does (12.5%, limited by registers; it said 12%).
+give the theoretical occupancy as the Machine code card does (12.5%, limited by registers; it said 12%), and
+the Layouts section's warp maps are SVG images (``tilelab.views.html.chart``) instead of inline SVG, the same
+documents, so that JupyterLab's sanitiser keeps them.
 When a view changes on purpose, save the snapshot again:
 ``python tests/test_snapshot_unchanged.py``.
 """

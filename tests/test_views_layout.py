@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from htmlcheck import parse
+from htmlcheck import charts, parse
 from sample_records import fragment_layout, sample_record, shared_layout
 
 import tilelab
@@ -215,7 +215,7 @@ def test_the_warp_map_merges_each_warps_rows_into_one_rect():
     thread = (np.arange(64)[:, None] // 16 * 32 + np.zeros(32, dtype=int))[None]  # rows 0-15 warp 0, 16-31 warp 1...
     layout = fragment("C", thread, thread * 0)
 
-    (warp_map,) = parse(snapshot_of(layout)).find_all("svg", data_tilelab="warp-map")
+    (warp_map,) = charts(parse(snapshot_of(layout)))
 
     rects = warp_map.find_all("rect")
     assert len(rects) == 4 and {r.attrs["y"] for r in rects} == {"0", "64", "128", "192"}
@@ -226,7 +226,7 @@ def test_a_4x1024_fragment_wraps_into_bands_in_the_snapshot():
     tree = parse(markup)
 
     tables = tree.find_all("table", data_tilelab="fragment-table")
-    (warp_map,) = tree.find_all("svg", data_tilelab="warp-map")
+    (warp_map,) = charts(tree)
     assert len(tables) == 4  # 4 rows x 64 columns labelled, 16 columns a band
     assert [len(t.find_all("td")) for t in tables] == [64] * 4
     assert tables[1].find_all("th")[1].all_text() == "16"

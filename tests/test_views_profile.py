@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from htmlcheck import parse
+from htmlcheck import charts, parse
 from sample_records import sample_record
 from tabdata import as_sent, quickstart_record, reads_records
 
@@ -69,7 +69,7 @@ def test_without_flops_the_roofline_section_has_rows_but_no_plot():
     roofline = next(section for section in kernel["sections"] if section["kind"] == "roofline")
 
     assert roofline["plot"] is None and ["peaks", roofline["rows"][-1][1]] == roofline["rows"][-1]
-    assert not parse(profile_snapshot(profile_data(profiled(estimate=False)))).find_all("svg")
+    assert not charts(parse(profile_snapshot(profile_data(profiled(estimate=False)))))
 
 
 def test_a_record_without_a_profile_has_no_profile_section():

@@ -398,8 +398,13 @@ def test_the_quickstart_and_autotuning_notebooks_open_run_and_reopen_without_con
         # Partly run, so not all of it trusted (JupyterLab signs only a notebook whose every output it made):
         # each output shows its sanitised text/html, the sweep's snapshot too. Offscreen outputs are laid out
         # lazily (content-visibility): present, if not yet visible.
-        page.locator(f"{CURRENT} .jp-OutputArea-output", has_text="8/8 configs, done").first.wait_for(state="attached")
+        sweep = page.locator(f"{CURRENT} .jp-OutputArea-output", has_text="8/8 configs, done").first
+        sweep.wait_for(state="attached")
         assert page.locator(f"{CURRENT} {VIEW}[data-shown='live']").count() == 0
+        # Its timeline is an image, which the sanitiser keeps whole (of an inline SVG it kept only the text).
+        timeline = sweep.locator("img.tl-chart")
+        timeline.scroll_into_view_if_needed()
+        page.wait_for_function("(image) => image.complete && image.naturalWidth > 0", arg=timeline.element_handle())
         assert "Error displaying widget" not in page.evaluate(NOTEBOOK_TEXT)
         screenshot(page, "daily-autotuning-reopened.png")
 

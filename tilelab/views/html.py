@@ -3,17 +3,18 @@
 Snapshots are self-contained, script-free, inline CSS only, every user string
 escaped: they are the ``text/html`` of each view's mime bundle, so a notebook
 stays readable after nbconvert, on GitHub, in VS Code and with no kernel.
-Sections are ``<details>`` blocks; pictures are inline SVG or coloured tables.
+Sections are ``<details>`` blocks; pictures are SVG images (:func:`chart`) or coloured tables.
 Each tab's snapshot (``views/<tab>/snapshot.py``) draws its tab's JSON with these.
 """
 
 from __future__ import annotations
 
+import base64
 import html
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["BOX", "MONO", "color_of", "details", "escape", "plotly_text", "table"]
+__all__ = ["BOX", "MONO", "chart", "color_of", "details", "escape", "plotly_text", "table"]
 
 MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px"
 BOX = "font-family:system-ui,-apple-system,Segoe UI,sans-serif;font-size:13px;line-height:1.4"
@@ -49,3 +50,17 @@ def table(rows: Iterable[Sequence[str]], header: Sequence[str] = (), attrs: str 
     head = "".join(f"<th style='{cell}'>{escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td style='{cell}'>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table{attrs} style='border-collapse:collapse'>{f'<thead><tr>{head}</tr></thead>' if head else ''}<tbody>{body}</tbody></table>"
+
+
+def chart(svg: str, alt: str, invert_when_dark: bool = True) -> str:
+    """A complete ``<svg>`` document as an image (a data URI), with ``alt`` (escaped) as its text.
+
+    Not inline: JupyterLab sanitises the text/html of a notebook it did not sign itself (a cloned one, or one run
+    elsewhere), and its sanitiser drops every SVG tag but keeps their text, run together. An image passes whole.
+    An image does not see the page's CSS variables, so the SVG's fallback (light) colours apply: under a dark theme
+    TileLab's JupyterLab style inverts a chart's lightness (``invert_when_dark``), keeping its hues; a picture
+    drawn in the snapshot's fixed palette, as the tables beside it are, stays as it is.
+    """
+    data = base64.b64encode(svg.encode()).decode("ascii")
+    kind = "tl-chart tl-chart-inverts" if invert_when_dark else "tl-chart"
+    return f"<img class='{kind}' src='data:image/svg+xml;base64,{data}' alt='{escape(alt)}' style='max-width:100%'>"

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tilelab.views.html import MONO, details, escape
+from tilelab.views.html import MONO, chart, details, escape
 
 __all__ = ["bands", "layouts_snapshot"]
 
@@ -171,7 +171,8 @@ def _fragment_body(entry: dict[str, Any], colours: _Colours, align: int) -> str:
     cells = np.vectorize(colours.warp)(thread[window] // WARP_SIZE, thread[window] % WARP_SIZE)
     labels = np.char.add(np.char.add("T", thread[window].astype(str)), np.char.add("/L", local[window].astype(str)))
     replica = f", replica 0 of {entry['replicas']}" if entry["replicas"] > 1 else ""
-    warp_map, drawn, band = _warp_map(thread // WARP_SIZE, f"{entry['buffer']}: warp map", colours, align)
+    title = f"{entry['buffer']}: warp map"
+    warp_map, drawn, band = _warp_map(thread // WARP_SIZE, title, colours, align)
     clipped = f", the first {drawn} of {rows} rows" if drawn < rows else ""
     clipped += f", wrapped: {band} columns a band" if band < cols else ""
     return (
@@ -180,7 +181,7 @@ def _fragment_body(entry: dict[str, Any], colours: _Colours, align: int) -> str:
         f"columns 0–{shown_cols - 1}{escape(replica)} (colour = warp, shade = lane % 4)</p>"
         + _grid_tables(labels, cells, "fragment-table", colours.text, BAND_COLUMNS, align)
         + f"<p style='{_NOTE}'>owning warp of every element{clipped}</p>"
-        + warp_map
+        + chart(warp_map, title, invert_when_dark=False)
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelab.views.html import MONO, escape, table
+from tilelab.views.html import MONO, chart, escape, table
 
 __all__ = ["profile_snapshot", "roofline_svg"]
 
@@ -142,7 +142,7 @@ def _section(section: dict[str, Any]) -> str:
         body = "".join(_bar(bar) for bar in section["bars"])
     elif kind == "roofline":
         plot = section["plot"]
-        body = _rows(section["rows"], " data-tilelab='roofline'") + (roofline_svg(plot) if plot is not None else "")
+        body = _rows(section["rows"], " data-tilelab='roofline'") + (chart(roofline_svg(plot), "roofline") if plot is not None else "")
     elif kind == "advice":
         body = _advice(section["advice"])
     elif kind == "samples":

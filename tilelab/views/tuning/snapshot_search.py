@@ -13,6 +13,8 @@ import html
 import math
 from typing import Any
 
+from tilelab.views.html import chart
+
 __all__ = ["best_so_far_svg", "importance_svg", "search_html"]
 
 _FONT = "var(--jp-ui-font-family, system-ui, -apple-system, sans-serif)"
@@ -121,9 +123,9 @@ def search_html(search: dict[str, Any]) -> str:
         f"<b>{_esc(search['kernel'])}</b>: {_esc(search['how'])}; "
         f"{search['measured']} configs measured of {search['space']} in the space"
     )
-    charts = [best_so_far_svg(curve, search["reference"]) for curve in search["curves"]]
-    charts.append(importance_svg(search["importance"]))
-    figures = "".join(f"<div style='flex:0 0 auto'>{chart}</div>" for chart in charts)
+    charts = [chart(best_so_far_svg(curve, search["reference"]), f"best so far vs {curve['label']}") for curve in search["curves"]]
+    charts.append(chart(importance_svg(search["importance"]), "parameter importance"))
+    figures = "".join(f"<div style='flex:0 0 auto'>{figure}</div>" for figure in charts)
     return (
         f"<div class='tilelab-search' style='font-family:{_FONT};color:{_TEXT}'>"
         f"<div style='margin:4px 0'>{line}</div><div style='display:flex;flex-wrap:wrap;gap:12px'>{figures}</div></div>"

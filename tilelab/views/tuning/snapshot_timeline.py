@@ -13,6 +13,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from tilelab.views.html import chart
+
 __all__ = ["timeline_html"]
 
 _FONT = "font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:11px"
@@ -65,5 +67,5 @@ def timeline_html(timeline: dict[str, Any] | None) -> str:
     return (
         f"<div class='tilelab-timeline' style='margin:6px 0'>"
         f"<div data-tilelab='timeline-summary' style='{_FONT};color:var(--jp-ui-font-color1,#1f2328)'>{_esc(timeline['summary'])}</div>"
-        f"{_svg(timeline)}{more}{_legend(timeline['legend'])}</div>"
+        f"{chart(_svg(timeline), timeline['title'])}{more}{_legend(timeline['legend'])}</div>"
     )
