@@ -1,5 +1,5 @@
 """The Profile tab's snapshot, drawn from :func:`~tilelab.views.profile.data.profile_data` alone: per profiled
-launch its Speed of Light bars, roofline position (an inline SVG plot), where the warps were (by cell line, and
+launch its Speed of Light bars, roofline position (an SVG image), where the warps were (by cell line, and
 by CUDA line under a fold), occupancy, launch and ncu's advice.
 
 Script-free, every kernel name and advice text escaped; colours come from
@@ -39,7 +39,7 @@ def _bar(bar: dict[str, Any]) -> str:
 
 
 def roofline_svg(plot: dict[str, Any]) -> str:
-    """The roofline plot (memory and compute roofs, the kernel's point) as inline SVG."""
+    """The roofline plot (memory and compute roofs, the kernel's point) as an SVG document."""
     width, height, left, right, top, bottom = (plot[key] for key in ("width", "height", "left", "right", "top", "bottom"))
     body = []
     for tick in plot["xticks"]:

@@ -1,10 +1,10 @@
 """How a search went, drawn: best-so-far latency against benchmarks and wall time, and which parameters mattered.
 
 Renders the ``search`` part of :func:`tilelab.views.tuning.data.tuning_data`
-(computed by :mod:`tilelab.tune.search_analysis`) as inline SVG whose colours
-and fonts are JupyterLab's CSS variables (with light fallbacks outside
-JupyterLab), so light and dark themes both work. Every string (parameter
-names, statuses, kernel names) is escaped.
+(computed by :mod:`tilelab.tune.search_analysis`) as SVG images
+(:func:`tilelab.views.html.chart`) in the light fallbacks of JupyterLab's colour
+variables, which a dark theme inverts. Every string (parameter names, statuses,
+kernel names) is escaped.
 """
 
 from __future__ import annotations

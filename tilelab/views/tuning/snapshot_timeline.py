@@ -1,11 +1,12 @@
-"""A sweep's timeline as a Gantt chart in inline SVG: one row per config, one bar per phase.
+"""A sweep's timeline as a Gantt chart, an SVG image (:func:`tilelab.views.html.chart`): a row per config, a bar per phase.
 
 Draws the ``timeline`` part of :func:`tilelab.views.tuning.data.tuning_data`
 (:mod:`~tilelab.views.tuning.data_timeline` decided every box, tick, label,
 colour and tooltip; ``src/widgets/tuning_timeline.ts`` draws the same):
-no script, labels HTML-escaped, the page's colours from JupyterLab's CSS
-variables with plain fallbacks (light and dark both read). Each bar has a
-tooltip (SVG ``<title>``) with the config, the phase, its length and its lane.
+no script, labels HTML-escaped, JupyterLab's colour variables with plain
+(light) fallbacks: an image reads only the fallbacks, and a dark theme inverts it.
+Each bar has a tooltip (SVG ``<title>``) with the config, the phase, its length
+and its lane, shown where the SVG is opened on its own (not inside an image).
 """
 
 from __future__ import annotations
