@@ -148,13 +148,21 @@ def assert_inert(markup: str, *texts: str) -> None:
         assert text in visible, f"{text!r} is not visible as text"
 
 
-def _chart_image(attrs: dict[str, str | None]) -> bool:
-    """Whether an ``<img>``'s ``attrs`` are a chart's (``tilelab.views.html.chart``): an SVG data URI whose
-    document holds no script and no event handler."""
+def _chart_document(attrs: dict[str, str | None]) -> str | None:
+    """The SVG document of an ``<img>`` that ``tilelab.views.html.chart`` wrote (class ``tl-chart``, an SVG data
+    URI), from its ``attrs``; None for any other image."""
     kind, _, data = (attrs.get("src") or "").partition(",")
     if "tl-chart" not in (attrs.get("class") or "").split() or kind != "data:image/svg+xml;base64":
+        return None
+    return base64.b64decode(data).decode()
+
+
+def _chart_image(attrs: dict[str, str | None]) -> bool:
+    """Whether an ``<img>``'s ``attrs`` are a chart's whose document holds no script and no event handler."""
+    document = _chart_document(attrs)
+    if document is None:
         return False
-    svg = parse_element(base64.b64decode(data).decode())
+    svg = parse_element(document)
     return not any(node.tag == "script" or any(name.startswith("on") for name in node.attrs) for node in svg.iter())
 
 
@@ -163,12 +171,13 @@ def foreign_images(tree: Node) -> list[Node]:
     return [image for image in tree.find_all("img") if not _chart_image(image.attrs)]
 
 
+def chart_documents(tree: Node) -> list[str]:
+    """The SVG documents of a snapshot's chart images, as text; every ``<img>`` of ``tree`` must be one."""
+    documents = [_chart_document(image.attrs) for image in tree.find_all("img")]
+    assert None not in documents, [image.attrs for image in tree.find_all("img")]
+    return documents
+
+
 def charts(tree: Node) -> list[Node]:
-    """The SVG documents of a snapshot's chart images (``tilelab.views.html.chart``), each parsed as strictly."""
-    found = []
-    for image in tree.find_all("img"):
-        assert "tl-chart" in (image.attrs.get("class") or "").split(), image.attrs
-        kind, _, data = (image.attrs.get("src") or "").partition(",")
-        assert kind == "data:image/svg+xml;base64", kind
-        found.append(parse_element(base64.b64decode(data).decode()))
-    return found
+    """The SVG documents of a snapshot's chart images, each parsed as strictly."""
+    return [parse_element(document) for document in chart_documents(tree)]
