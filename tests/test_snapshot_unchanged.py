@@ -8,7 +8,11 @@ directive, ``def gemm`` for the TMA loads) and list a line's classes with equal 
 order ("barriers and sync 32, other 32"; it was the order the SASS met them), and the Overview's resources
 give the theoretical occupancy as the Machine code card does (12.5%, limited by registers; it said 12%), and
 the Layouts section's warp maps are SVG images (``tilelab.views.html.chart``) instead of inline SVG, the same
-documents, so that JupyterLab's sanitiser keeps them.
+documents, so that JupyterLab's sanitiser keeps them; and, for that sanitiser too, each inline declaration
+naming a theme variable (but the text colour) is preceded by its fallback's (``tilelab.views.html.sanitiser_proof``),
+the fallbacks of table borders and of the occupancy bar's track are translucent greys (they were ``#eee``) that
+read on a dark page too, the Source section's tints are rgba instead of hsla, and the layout descriptions wrap with
+``overflow-wrap:break-word`` (it was ``anywhere``).
 When a view changes on purpose, save the snapshot again:
 ``python tests/test_snapshot_unchanged.py``.
 """

@@ -14,6 +14,7 @@ from tilelab.tune.noise import Verdict
 from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
 from tilelab.tune.timeline import Span, Timeline
 from tilelab.views import tuning, widgets
+from tilelab.views.html import sanitiser_proof
 from tilelab.views.tuning import TuningView
 from tilelab.views.tuning.colours import PHASE_COLOURS, heat_colour
 from tilelab.views.tuning.snapshot import tuning_html
@@ -192,7 +193,7 @@ def test_the_snapshot_is_rendered_from_the_tab_data_alone():
     data = as_sent(view.data())  # plain JSON: no NaN, no pandas or numpy values
 
     assert data == view.data()
-    assert tuning_html(data) == view.to_html() and data["text"] == repr(view)
+    assert sanitiser_proof(tuning_html(data)) == view.to_html() and data["text"] == repr(view)
     assert data["pivot"]["rows"][1]["values"] == [0.7, None] and data["progress"]["state"] == "done"
 
 
@@ -211,7 +212,7 @@ def test_the_live_widget_receives_the_dict_the_snapshot_is_drawn_from():
     sent = _asked(view)
 
     assert sent == as_sent(view.data(search=False))
-    assert tuning_html(sent) == view.to_html()  # a grid: no search charts, so the same dict draws the whole snapshot
+    assert sanitiser_proof(tuning_html(sent)) == view.to_html()  # a grid: no search charts, so the same dict draws the whole snapshot
     assert sent["timeline"]["bars"] and sent["progress"]["verdict"].startswith("re-benchmark: best by")
     assert (view.widget.kind, set(widgets.TuningWidget.class_own_traits(sync=True))) == ("tuning", {"revision"})
 

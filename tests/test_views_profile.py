@@ -12,6 +12,7 @@ import tilelab
 from tilelab.counters.ncu import parse_ncu_csv
 from tilelab.counters.summary import summarize
 from tilelab.views.explorer import ExplorerView
+from tilelab.views.html import sanitiser_proof
 from tilelab.views.profile.data import profile_data
 from tilelab.views.profile.snapshot import profile_snapshot
 
@@ -32,7 +33,7 @@ def test_the_profile_snapshot_is_drawn_from_the_tabs_json_alone():
     drawn = profile_snapshot(as_sent(data))
 
     assert as_sent(data) == data
-    assert f"<summary style='cursor:pointer;font-weight:600'>Profile</summary><div style='margin:4px 0 4px 12px'>{drawn}</div>" in tilelab.to_html(record)
+    assert sanitiser_proof(f"<summary style='cursor:pointer;font-weight:600'>Profile</summary><div style='margin:4px 0 4px 12px'>{drawn}</div>") in tilelab.to_html(record)
     assert not reads_records("views/profile/snapshot.py")
 
 

@@ -62,6 +62,10 @@ SHUT_DOWN_AND_CLOSE = """async () => {
 }"""
 
 NOTEBOOK_TEXT = "() => window.jupyterapp.shell.currentWidget.content.node.innerText"
+# The computed background of each 10×10 legend swatch in an output.
+LEGEND_SWATCH_COLOURS = """(output) => [...output.querySelectorAll('span')]
+  .filter(span => { const box = getComputedStyle(span); return box.width === '10px' && box.height === '10px'; })
+  .map(span => getComputedStyle(span).backgroundColor)"""
 
 
 def test_a_saved_notebook_reopened_without_its_kernel_shows_every_views_snapshot(lab):
@@ -405,6 +409,10 @@ def test_the_quickstart_and_autotuning_notebooks_open_run_and_reopen_without_con
         timeline = sweep.locator("img.tl-chart")
         timeline.scroll_into_view_if_needed()
         page.wait_for_function("(image) => image.complete && image.naturalWidth > 0", arg=timeline.element_handle())
+        # Its legend's swatches keep their colours: a theme colour is written after its plain fallback, which the
+        # sanitiser keeps (of a lone var() it kept nothing).
+        swatches = sweep.evaluate(LEGEND_SWATCH_COLOURS)
+        assert swatches and "rgba(0, 0, 0, 0)" not in swatches, swatches
         assert "Error displaying widget" not in page.evaluate(NOTEBOOK_TEXT)
         screenshot(page, "daily-autotuning-reopened.png")
 

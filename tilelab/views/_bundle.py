@@ -8,6 +8,7 @@ import warnings
 from typing import Any
 
 from tilelab.views._live import live_views
+from tilelab.views.html import sanitiser_proof
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 # Which widget, made by which kernel session: TileLab's JupyterLab extension shows the widget only while
@@ -40,7 +41,7 @@ class BundleView:
     def to_html(self) -> str:
         """The self-contained static HTML snapshot (no scripts, inline CSS only)."""
         if self._html is None:
-            self._html = self._build_html()
+            self._html = sanitiser_proof(self._build_html())
         return self._html
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
@@ -48,7 +49,7 @@ class BundleView:
             problem = self.widget_problem()
             if problem is not None:
                 # No live widget can load: one line saying why, above the static snapshot.
-                notice = f"<p data-tilelab='no-bundle' style='color:var(--jp-warn-color1,#9a6700)'>{html.escape(problem)}</p>"
+                notice = sanitiser_proof(f"<p data-tilelab='no-bundle' style='color:var(--jp-warn-color1,#9a6700)'>{html.escape(problem)}</p>")
                 return {"text/html": notice + self.to_html(), "text/plain": self._text()}
             widget = self.widget
             return {

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["BOX", "MONO", "chart", "color_of", "details", "escape", "plotly_text", "table"]
+__all__ = ["BOX", "MONO", "chart", "details", "escape", "plotly_text", "sanitiser_proof", "table"]
 
 MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px"
 BOX = "font-family:system-ui,-apple-system,Segoe UI,sans-serif;font-size:13px;line-height:1.4"
@@ -30,11 +31,6 @@ def plotly_text(value: Any) -> str:
     return html.escape(str(value), quote=False)
 
 
-def color_of(value: int) -> str:
-    """A categorical colour for integer ``value`` (golden-angle hues: neighbours differ)."""
-    return f"hsl({(int(value) * 137.508) % 360:.0f},70%,62%)"
-
-
 def details(summary: str, body: str, open_: bool = False, attrs: str = "") -> str:
     """A ``<details>`` section; ``summary`` is escaped, ``body`` is trusted markup."""
     flag = " open" if open_ else ""
@@ -46,7 +42,7 @@ def details(summary: str, body: str, open_: bool = False, attrs: str = "") -> st
 
 def table(rows: Iterable[Sequence[str]], header: Sequence[str] = (), attrs: str = "") -> str:
     """A table of already-rendered cells (escape user text before passing it)."""
-    cell = "padding:1px 8px;text-align:left;vertical-align:top;border-bottom:1px solid var(--jp-border-color2,#eee)"
+    cell = "padding:1px 8px;text-align:left;vertical-align:top;border-bottom:1px solid var(--jp-border-color2,rgba(128,128,128,0.2))"
     head = "".join(f"<th style='{cell}'>{escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td style='{cell}'>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table{attrs} style='border-collapse:collapse'>{f'<thead><tr>{head}</tr></thead>' if head else ''}<tbody>{body}</tbody></table>"
@@ -64,3 +60,45 @@ def chart(svg: str, alt: str, invert_when_dark: bool = True) -> str:
     data = base64.b64encode(svg.encode()).decode("ascii")
     kind = "tl-chart tl-chart-inverts" if invert_when_dark else "tl-chart"
     return f"<img class='{kind}' src='data:image/svg+xml;base64,{data}' alt='{escape(alt)}' style='max-width:100%'>"
+
+
+_STYLE = re.compile(r"style='([^']*)'")  # every user string is escaped with quote=True: a ' is always TileLab's markup
+_VAR = re.compile(r"var\(\s*--[\w-]+\s*,\s*")
+_THEME_TEXT = re.compile(r"color\s*:\s*var\(\s*--jp-ui-font-color[01]\s*,")  # the page's own text colour
+
+
+def _fallbacks(declaration: str) -> str:
+    """``declaration`` with each ``var(--name, fallback)`` replaced by its fallback."""
+    out, start = [], 0
+    while (found := _VAR.search(declaration, start)) is not None:
+        depth, end = 1, found.end()
+        while depth and end < len(declaration):
+            depth += {"(": 1, ")": -1}.get(declaration[end], 0)
+            end += 1
+        out += [declaration[start : found.start()], _fallbacks(declaration[found.end() : end - 1].strip())]
+        start = end
+    return "".join(out) + declaration[start:]
+
+
+def _with_fallbacks(style: str) -> str:
+    written: list[str] = []
+    for declaration in (d.strip() for d in style.split(";") if d.strip()):
+        plain = _fallbacks(declaration)
+        if plain != declaration and written[-1:] != [plain] and not _THEME_TEXT.match(declaration):
+            written.append(plain)
+        written.append(declaration)
+    return ";".join(written)
+
+
+def sanitiser_proof(markup: str) -> str:
+    """``markup`` with each inline declaration that names a theme variable preceded by its fallback's.
+
+    JupyterLab sanitises the text/html of a notebook it did not sign, and its sanitiser keeps a colour only when
+    it is hex, rgb(a) or a name: ``color:var(--jp-ui-font-color2,#6e7781)`` is dropped there. Written as
+    ``color:#6e7781;color:var(--jp-ui-font-color2,#6e7781)``, the sanitised page keeps the first and a trusted
+    one (a notebook run here, the report page) applies the second. The page's own text colour
+    (``--jp-ui-font-color0/1``) is not written plain: dropped, it leaves the theme's, which reads in a dark theme
+    where a light fallback would not. (So a fallback that stands plain must read on light and dark pages alike:
+    a saturated colour, a mid grey, or a translucent one.) Applying it twice changes nothing.
+    """
+    return _STYLE.sub(lambda found: f"style='{_with_fallbacks(found.group(1))}'", markup)

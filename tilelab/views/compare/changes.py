@@ -10,6 +10,7 @@ from typing import Any
 
 from tilelab.views.compare.data import since_data, why_data
 from tilelab.views.compare.snapshot import since_html, since_text, why_html
+from tilelab.views.html import sanitiser_proof
 
 __all__ = ["SinceLastRunView", "WhyView"]
 
@@ -28,11 +29,11 @@ class _LineView:
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
         data_of, html, text = self.drawn_by
         data = data_of(self.item)
-        return {"text/html": html(data), "text/plain": text(data)}
+        return {"text/html": sanitiser_proof(html(data)), "text/plain": text(data)}
 
     def to_html(self) -> str:
         data_of, html, _ = self.drawn_by
-        return html(data_of(self.item))
+        return sanitiser_proof(html(data_of(self.item)))
 
 
 class SinceLastRunView(_LineView):

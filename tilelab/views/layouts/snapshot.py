@@ -207,7 +207,7 @@ def _layout(entry: dict[str, Any], colours: _Colours, align: int) -> str:
     """One layout's picture: the labelled grid and warp map (fragments) or bank and offset tables (shared)."""
     parts = [
         f"<p style='margin:2px 0'>{escape(entry['summary'])}</p>",
-        f"<p data-tilelab='layout-description' style='{_NOTE};{MONO};font-size:11px;overflow-wrap:anywhere'>"
+        f"<p data-tilelab='layout-description' style='{_NOTE};{MONO};font-size:11px;overflow-wrap:break-word'>"
         f"{escape(entry['description'])}</p>",
     ]
     if entry["tiles"] > 1:

@@ -16,9 +16,9 @@ __all__ = ["profile_snapshot", "roofline_svg"]
 
 _BOX = "font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;line-height:1.4"
 _TEXT = "var(--jp-ui-font-color1,#1f2328)"
-_MUTED = "var(--jp-ui-font-color2,#57606a)"
+_MUTED = "var(--jp-ui-font-color2,#6e7781)"
 _GRID = "var(--jp-border-color2,#d0d7de)"
-_TRACK = "var(--jp-layout-color3,#d0d7de)"
+_TRACK = "var(--jp-layout-color3,rgba(128,128,128,0.25))"
 _ROOF = "var(--jp-brand-color1,#0969da)"
 _POINT = "var(--jp-error-color1,#cf222e)"
 _WARN = "var(--jp-warn-color1,#9a6700)"
@@ -99,7 +99,7 @@ def _warps(row: dict[str, Any], shown: bool) -> tuple[str, ...]:
 
 def _code(text: str, width: int = 40) -> str:
     """``text`` in one line of at most ``width`` characters, cut with "…" (the whole text is its tooltip)."""
-    clip = f"display:block;max-width:{width}ch;overflow:hidden;text-overflow:ellipsis;white-space:pre"
+    clip = f"display:block;max-width:{width * 0.6:g}em;overflow:hidden;text-overflow:ellipsis;white-space:pre"  # 0.6em: a monospace character
     return f"<code title='{escape(text)}' style='{MONO};{clip}'>{escape(text)}</code>"
 
 

@@ -6,13 +6,21 @@ are listed as a table; the snapshot knows nothing of records.
 
 from __future__ import annotations
 
+import colorsys
 from typing import Any
 
 from tilelab.views.html import MONO, details, escape, table
 
 __all__ = ["source_snapshot"]
 
-_TINTS = [f"hsla({(k * 137.508) % 360:.0f},70%,55%,.22)" for k in range(12)]
+
+def _tint(k: int) -> str:
+    """The ``k``-th cell's tint: golden-angle hues, in rgba (JupyterLab's sanitiser drops hsla)."""
+    red, green, blue = (round(255 * c) for c in colorsys.hls_to_rgb((k * 137.508) % 360 / 360, 0.55, 0.70))
+    return f"rgba({red},{green},{blue},.22)"
+
+
+_TINTS = [_tint(k) for k in range(12)]
 _PRE = f"{MONO};white-space:pre;overflow:auto;max-height:520px;margin:0"
 _PANE = "flex:1 1 0;min-width:0;border:1px solid rgba(128,128,128,.3)"
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from tilelab.registry import default_registry
 from tilelab.views._bundle import BundleView
+from tilelab.views.html import sanitiser_proof
 from tilelab.views.tuning import snapshot
 from tilelab.views.tuning.data import analysis_data, finished, pivot_data, progress_data, rows_data, tuning_data
 from tilelab.views.widgets import TuningWidget, bundle_problem
@@ -35,7 +36,7 @@ def search_html(result: Any, reference: float | None = None) -> str:
 
     ``reference`` (ms), e.g. the grid's best, is drawn as a dashed line.
     """
-    return snapshot.search_html(analysis_data(result, reference))
+    return sanitiser_proof(snapshot.search_html(analysis_data(result, reference)))
 
 
 class TuningView(BundleView):

@@ -20,7 +20,7 @@ STATUS_COLOURS = {
     "timeout": "#8250df",
 }
 PHASE_COLOURS = {
-    "queued": "var(--jp-layout-color3,#d0d7de)",
+    "queued": "var(--jp-layout-color3,rgba(128,128,128,0.25))",
     "compiling": "var(--jp-brand-color1,#0969da)",
     "compiled": "var(--jp-brand-color2,#64b5f6)",
     "waiting": "var(--jp-warn-color2,#e3b341)",

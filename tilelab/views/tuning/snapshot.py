@@ -45,7 +45,7 @@ def progress_html(progress: dict[str, Any]) -> str:
         parts.append(
             f"<div style='{_BOX};display:flex;align-items:center;gap:8px'>"
             f"<span style='width:90px;{_MUTED}'>{html.escape(bar['label'])}</span>"
-            f"<span style='flex:0 0 240px;height:8px;background:var(--jp-layout-color3,#d0d7de);border-radius:4px'>"
+            f"<span style='flex:0 0 240px;height:8px;background:var(--jp-layout-color3,rgba(128,128,128,0.25));border-radius:4px'>"
             f"<span style='display:block;height:8px;width:{bar['width']}%;background:{html.escape(bar['colour'])};"
             "border-radius:4px'></span>"
             f"</span><span>{html.escape(bar['text'])}</span></div>"
@@ -90,7 +90,7 @@ def pivot_html(pivot: dict[str, Any] | None) -> str:
             if cell is None:
                 cells.append(f"<td style='{_CELL};text-align:right;{_MUTED}'>—</td>")
                 continue
-            best = f";font-weight:bold;outline:2px solid {mark};outline-offset:-2px" if cell["best"] else ""
+            best = f";font-weight:bold;box-shadow:inset 0 0 0 2px {mark}" if cell["best"] else ""
             cells.append(
                 f"<td data-best='{str(cell['best']).lower()}' style='{_CELL};text-align:right;"
                 f"background:{html.escape(cell['background'])};color:{html.escape(cell['colour'])}{best}'>{html.escape(cell['text'])}</td>"
