@@ -114,10 +114,11 @@ def test_every_tab_of_the_explorer_keeps_its_inline_styles_untrusted():
 def test_the_tuning_table_timeline_and_the_search_charts_shown_alone_keep_their_colours_untrusted():
     pages = [TuningView(_everything()).to_html(), search_html(searched())]
 
-    for page, sanitised in zip(pages, as_untrusted(*pages), strict=True):
-        assert lost(page, sanitised) == []
-    swatches = [node for node in parse(as_untrusted(pages[0])[0]).iter() if "background" in (node.attrs.get("style") or "")]
-    assert swatches and all(re.search(r"background:\s*(#[0-9a-f]{6}|rgba\()", node.attrs["style"]) for node in swatches)
+    shown = as_untrusted(*pages)
+
+    assert [lost(page, sanitised) for page, sanitised in zip(pages, shown, strict=True)] == [[], []]
+    painted = [node for node in parse(shown[0]).iter() if "background" in (node.attrs.get("style") or "")]  # bars, swatches
+    assert painted and all(re.search(r"background:\s*(#[0-9a-f]{6}|rgba\()", node.attrs["style"]) for node in painted)
 
 
 def test_the_compare_view_and_why_line_keep_their_styles_untrusted():
