@@ -27,13 +27,15 @@ class _LineView:
         return f"<{type(self).__name__} {self.item.name}>"
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
-        data_of, html, text = self.drawn_by
+        data_of, _, text = self.drawn_by
         data = data_of(self.item)
-        return {"text/html": sanitiser_proof(html(data)), "text/plain": text(data)}
+        return {"text/html": self._html(data), "text/plain": text(data)}
 
     def to_html(self) -> str:
-        data_of, html, _ = self.drawn_by
-        return sanitiser_proof(html(data_of(self.item)))
+        return self._html(self.drawn_by[0](self.item))
+
+    def _html(self, data: dict) -> str:
+        return sanitiser_proof(self.drawn_by[1](data))
 
 
 class SinceLastRunView(_LineView):
