@@ -15,10 +15,14 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["BOX", "MONO", "chart", "details", "escape", "plotly_text", "sanitiser_proof", "table"]
+__all__ = ["BOX", "ERROR_BACKGROUND", "MONO", "TRACK", "chart", "details", "escape", "plotly_text", "sanitiser_proof", "table"]
 
 MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px"
 BOX = "font-family:system-ui,-apple-system,Segoe UI,sans-serif;font-size:13px;line-height:1.4"
+# Theme colours whose fallbacks stand alone in an untrusted notebook (see sanitiser_proof): translucent, so they
+# read on a light page and a dark one.
+TRACK = "var(--jp-layout-color3,rgba(128,128,128,0.25))"  # the empty part of a bar
+ERROR_BACKGROUND = "var(--jp-rendermime-error-background,rgba(207,34,46,0.08))"
 
 
 def escape(value: Any) -> str:

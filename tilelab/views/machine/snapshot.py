@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelab.views.html import MONO, details, escape, table
+from tilelab.views.html import ERROR_BACKGROUND, MONO, TRACK, details, escape, table
 
 __all__ = ["machine_snapshot"]
 
 _WARN = "border-left:4px solid var(--jp-warn-color1,#9a6700);background:rgba(154,103,0,0.12);padding:4px 8px;margin:4px 0"
-_ERROR = "border-left:4px solid var(--jp-error-color1,#cf222e);background:var(--jp-rendermime-error-background,rgba(207,34,46,0.08));padding:4px 8px;margin:4px 0"
+_ERROR = f"border-left:4px solid var(--jp-error-color1,#cf222e);background:{ERROR_BACKGROUND};padding:4px 8px;margin:4px 0"
 
 
 def _card_rows(card: dict[str, Any]) -> list[tuple[str, str]]:
@@ -24,7 +24,7 @@ def _card_rows(card: dict[str, Any]) -> list[tuple[str, str]]:
     if occupancy is None:
         return cells
     bar = (
-        f"<div style='display:inline-block;width:120px;height:8px;background:var(--jp-layout-color3,rgba(128,128,128,0.25));vertical-align:middle'>"
+        f"<div style='display:inline-block;width:120px;height:8px;background:{TRACK};vertical-align:middle'>"
         f"<div style='width:{round(120 * occupancy)}px;height:8px;background:var(--jp-brand-color1,#1976d2)'></div></div> "
         f"{card['occupancy_text']}"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelab.views.html import MONO, details, escape, table
+from tilelab.views.html import ERROR_BACKGROUND, MONO, details, escape, table
 
 __all__ = ["overview_snapshot"]
 
@@ -40,7 +40,7 @@ def overview_snapshot(data: dict[str, Any]) -> str:
     if error is not None:
         parts.append(
             "<div data-tilelab='error' style='border-left:4px solid var(--jp-error-color1,#cf222e);"
-            "background:var(--jp-rendermime-error-background,rgba(207,34,46,0.08));padding:6px 10px;margin:4px 0'>"
+            f"background:{ERROR_BACKGROUND};padding:6px 10px;margin:4px 0'>"
             f"<div style='font-weight:600;color:var(--jp-error-color1,#cf222e)'>{escape(error['title'])}{_where(error)}</div>"
             f"<pre style='{MONO};white-space:pre-wrap;margin:4px 0'>{escape(error['message'])}</pre></div>"
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelab.views.html import MONO, chart, escape, table
+from tilelab.views.html import MONO, TRACK, chart, escape, table
 
 __all__ = ["profile_snapshot", "roofline_svg"]
 
@@ -18,7 +18,6 @@ _BOX = "font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px
 _TEXT = "var(--jp-ui-font-color1,#1f2328)"
 _MUTED = "var(--jp-ui-font-color2,#6e7781)"
 _GRID = "var(--jp-border-color2,#d0d7de)"
-_TRACK = "var(--jp-layout-color3,rgba(128,128,128,0.25))"
 _ROOF = "var(--jp-brand-color1,#0969da)"
 _POINT = "var(--jp-error-color1,#cf222e)"
 _WARN = "var(--jp-warn-color1,#9a6700)"
@@ -27,7 +26,7 @@ _WARN = "var(--jp-warn-color1,#9a6700)"
 def _track(width: float, size: str) -> str:
     """A bar filled to ``width`` percent; ``size`` places and sizes its track."""
     fill = f"display:block;height:8px;width:{width:.1f}%;background:{_ROOF};border-radius:4px"
-    return f"<span style='{size};height:8px;background:{_TRACK};border-radius:4px'><span style='{fill}'></span></span>"
+    return f"<span style='{size};height:8px;background:{TRACK};border-radius:4px'><span style='{fill}'></span></span>"
 
 
 def _bar(bar: dict[str, Any]) -> str:

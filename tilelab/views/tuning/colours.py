@@ -8,6 +8,8 @@ colour picked for it.
 
 from __future__ import annotations
 
+from tilelab.views.html import TRACK
+
 __all__ = ["BAR_COLOURS", "BEST_MARK", "PHASE_COLOURS", "STATUS_COLOURS", "heat_colour"]
 
 _OK, _ERROR = "var(--jp-success-color1,#2da44e)", "var(--jp-error-color1,#d1242f)"
@@ -20,7 +22,7 @@ STATUS_COLOURS = {
     "timeout": "#8250df",
 }
 PHASE_COLOURS = {
-    "queued": "var(--jp-layout-color3,rgba(128,128,128,0.25))",
+    "queued": TRACK,
     "compiling": "var(--jp-brand-color1,#0969da)",
     "compiled": "var(--jp-brand-color2,#64b5f6)",
     "waiting": "var(--jp-warn-color2,#e3b341)",

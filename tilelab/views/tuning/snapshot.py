@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from tilelab.views.html import TRACK
 from tilelab.views.tuning.snapshot_search import search_html
 from tilelab.views.tuning.snapshot_timeline import timeline_html
 
@@ -45,7 +46,7 @@ def progress_html(progress: dict[str, Any]) -> str:
         parts.append(
             f"<div style='{_BOX};display:flex;align-items:center;gap:8px'>"
             f"<span style='width:90px;{_MUTED}'>{html.escape(bar['label'])}</span>"
-            f"<span style='flex:0 0 240px;height:8px;background:var(--jp-layout-color3,rgba(128,128,128,0.25));border-radius:4px'>"
+            f"<span style='flex:0 0 240px;height:8px;background:{TRACK};border-radius:4px'>"
             f"<span style='display:block;height:8px;width:{bar['width']}%;background:{html.escape(bar['colour'])};"
             "border-radius:4px'></span>"
             f"</span><span>{html.escape(bar['text'])}</span></div>"
