@@ -68,12 +68,13 @@ def _run(label: str, gpus: int, smoke: bool, compile_threads: int) -> dict:
     """One cold run on a fresh local cluster with ``gpus`` benchmark workers and ``compile_threads`` compiles at once."""
     import tilelab
     import tilelab.cluster
+    from tilelab.tune.dask_connect import workers_of
 
     os.environ["TILELANG_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"tilelang-cache-{gpus}gpu-")  # the workers inherit it
     kernel, args, space, options = _problem(smoke)
     client = tilelab.cluster.local(gpus=0 if smoke else gpus, compile_threads=compile_threads)
     try:
-        workers = client.scheduler_info(n_workers=-1)["workers"].values()
+        workers = workers_of(client).values()
         resource = "CPU_BENCH" if smoke else "GPU"
         benchers = sum(1 for w in workers if w.get("resources", {}).get(resource))
         compile_threads = sum(w["nthreads"] for w in workers if not w.get("resources"))

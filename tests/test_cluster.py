@@ -18,6 +18,7 @@ import pytest
 from tune_kernels import SLOW_BLOCK
 
 import tilelab
+from tilelab.tune.dask_connect import workers_of
 from tilelab.tune.result import TuneStatus
 
 BLOCKS = [96, 0, 32, 64]  # 96 hangs in elaboration (tune_kernels.HANG_BLOCK), 0 fails to lower
@@ -89,7 +90,7 @@ def test_a_sweep_over_two_hosts_returns_every_row_and_stores_them_in_postgres(cl
     history = tilelab.tuning_history("scale_add", db=db)
     benched_on = {task["worker"] for task in stream.data if str(task["key"]).startswith("tilelab-bench-")}
     compiled_on = {task["worker"] for task in stream.data if str(task["key"]).startswith("tilelab-compile-")}
-    host_b = next(a for a, w in cluster.scheduler_info(n_workers=-1)["workers"].items() if w["name"] == "host-b")
+    host_b = next(a for a, w in workers_of(cluster).items() if w["name"] == "host-b")
 
     assert _statuses(result) == {(0, 1): "compile_error", **{(b, c): "ok" for b in (16, 32, 64) for c in (1, 4)}}
     assert result.device.startswith("cpu: ") and not result.partial
@@ -247,3 +248,18 @@ def test_benchmark_workers_of_two_device_models_are_refused_in_one_line():
     with pytest.raises(ClusterError, match=r"different devices: NVIDIA H200 .*, NVIDIA H100 80GB HBM3 .*10\.0\.0\.3") as error:
         one_device("GPU", mixed)
     assert "\n" not in str(error.value)
+
+
+def test_the_workers_of_a_cluster_are_all_there_however_often_the_client_refreshes_its_cached_identity():
+    import dask
+    from distributed import Client, LocalCluster
+
+    # the client's periodic refresh caches an identity without workers: refreshed every 1 ms, it made
+    # client.scheduler_info() read an empty cluster in about one call in ten (at the default 2 s, stop 40's CI)
+    with dask.config.set({"distributed.client.scheduler-info-interval": "1ms"}), LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as local, Client(local, set_as_default=False) as client:
+        client.wait_for_workers(2, timeout=60)
+        seen = [len(workers_of(client)) for _ in range(1000)]
+
+    assert set(seen) == {2}

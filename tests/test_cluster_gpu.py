@@ -9,6 +9,7 @@ import pytest
 from nanny_environment import changed_names, environment_once_no_nanny_is_starting_a_worker
 
 import tilelab
+from tilelab.tune.dask_connect import workers_of
 from tilelab.tune.result import TuneStatus
 
 pytestmark = pytest.mark.gpu
@@ -30,7 +31,7 @@ def started():
 
 
 def _gpu_worker(client) -> str:
-    return next(address for address, worker in client.scheduler_info()["workers"].items() if "GPU" in worker["resources"])
+    return next(address for address, worker in workers_of(client).items() if "GPU" in worker["resources"])
 
 
 def test_a_gemm_sweep_on_the_clusters_gpu_worker_is_all_ok_and_names_the_gpu(started):

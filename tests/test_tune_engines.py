@@ -14,6 +14,7 @@ from tune_kernels import scale_add
 from tune_timers import FlukeTimer
 
 import tilelab
+from tilelab.tune.dask_connect import workers_of
 
 BLOCKS = [0, 32, 64, 128]  # 0 fails to lower
 TRUE_MS = {32: 1.0, 64: 2.0, 128: 1.2}
@@ -60,7 +61,7 @@ def test_a_worker_its_nanny_restarts_leaves_the_environment_of_this_process_as_i
 
 
 def _cpu_bench_worker(client) -> str:
-    workers = client.scheduler_info()["workers"]
+    workers = workers_of(client)
     return next(address for address, worker in workers.items() if "CPU_BENCH" in worker["resources"])
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from tilelab._extras import require
 
-__all__ = ["ClusterError", "connect", "one_device"]
+__all__ = ["ClusterError", "connect", "one_device", "workers_of"]
 
 _CONNECT_S = 10.0
 
@@ -28,6 +28,16 @@ def connect(cluster: Any) -> tuple[Any, bool]:
         return distributed.Client(cluster, timeout=_CONNECT_S, set_as_default=False), True
     except (OSError, TimeoutError) as exc:
         raise ClusterError(f"cannot reach the Dask scheduler at {cluster} ({exc})") from None
+
+
+def workers_of(client: Any) -> dict[str, dict]:
+    """Every worker of ``client``'s cluster (address → its identity), asked of the scheduler now.
+
+    Not ``client.scheduler_info(n_workers=-1)``: that returns the client's cached identity,
+    which its periodic refresh (which asks for no workers) can overwrite between the fetch
+    and the return, so it sometimes reads an empty cluster.
+    """
+    return dict(client.sync(client.scheduler.identity, n_workers=-1)["workers"])
 
 
 def _check_address(distributed: Any, address: str) -> None:

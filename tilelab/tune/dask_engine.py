@@ -41,7 +41,7 @@ from typing import Any
 import cloudpickle
 
 from tilelab.tune.bench import BenchOutcome
-from tilelab.tune.dask_connect import ClusterError, connect, one_device
+from tilelab.tune.dask_connect import ClusterError, connect, one_device, workers_of
 from tilelab.tune.dask_tasks import (
     BenchReply,
     RetimeReply,
@@ -345,7 +345,7 @@ class DaskEngine:
     def _workers(self, fresh: bool = False) -> dict[str, dict]:
         taken, workers = self._info
         if fresh or time.monotonic() - taken > _INFO_S:
-            workers = self.client.scheduler_info(n_workers=-1)["workers"]
+            workers = workers_of(self.client)
             self._info = (time.monotonic(), workers)
         return workers
 
