@@ -172,6 +172,8 @@ def test_the_profile_view_shows_bars_the_roofline_point_occupancy_launch_and_adv
     assert len(tree.find_all(data_tilelab="sol-bar")) == 5
     (point,) = [point for chart in charts(tree) for point in chart.find_all("circle", data_tilelab="roofline-point")]
     assert "TFLOP/s" in point.all_text()
+    (tip,) = tree.find_all("div", **{"class": "tl-chart-tip"})  # an image shows no SVG title: the point's hover box
+    assert tip.attrs["title"] == point.all_text() == "96.7 TFLOP/s at 510 FLOP/byte"
     roofline_text = tree.find_all(data_tilelab="roofline")[0].all_text()
     assert "96.7 TFLOP/s" in roofline_text and "9.77 % of peak" in roofline_text and "5.66 % of peak" in roofline_text
     text = tree.all_text()

@@ -71,6 +71,19 @@ def test_a_search_shows_its_charts_in_the_tuning_snapshot_and_a_grid_does_not():
     assert search_html(result) in TuningView(result).to_html()
 
 
+def test_every_dot_the_reference_line_and_every_bar_has_a_hover_box_over_its_image():
+    result = searched()
+    data = analysis_data(result, reference=0.26)
+
+    boxes = parse(search_html(result, reference=0.26)).find_all("div", **{"class": "tl-chart-box"})
+
+    tips = [[tip.attrs["title"] for tip in box.find_all("div", **{"class": "tl-chart-tip"})] for box in boxes]
+    for curve, titles in zip(data["curves"], tips[:-1], strict=True):
+        assert titles == ["reference 0.26 ms"] + [f"{status}: {y:.3g} ms" for _, y, status in curve["points"]]
+    assert tips[-1] == [f"{name}: {share:.3f}" for name, share in sorted(data["importance"]["shares"], key=lambda p: -p[1])]
+    assert len(boxes) == len(data["curves"]) + 1 and all(len(box.find_all("img")) == 1 for box in boxes)
+
+
 def test_user_strings_are_escaped_in_every_chart():
     rows = [_row(i, 1.0 + i, elapsed=float(i), **{EVIL: i, "block_N": i % 2}) for i in range(4)]
     result = _result(rows, swept=(EVIL, "block_N"))
@@ -80,6 +93,7 @@ def test_user_strings_are_escaped_in_every_chart():
 
     assert "<img src=x" not in page and "onerror=alert(1)>" not in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert any(tip.attrs["title"].startswith(f"{EVIL}: ") for tip in parse(page).find_all("div", **{"class": "tl-chart-tip"}))
     documents = chart_documents(parse(page))
     assert len(documents) == 3  # best so far on each swept axis, and the parameters' importance
     for svg in documents:

@@ -376,6 +376,22 @@ def test_the_snapshot_draws_a_bar_per_phase_with_escaped_labels_and_theme_colour
     assert "compile" in parse(markup).find_all("div", data_tilelab="timeline-summary")[0].all_text()
 
 
+def test_a_long_row_label_is_cut_with_an_ellipsis_to_fit_the_label_column_and_its_tooltip_keeps_it_whole():
+    configs = ({"block_M": 128, "block_N": 128, "num_stages": 3}, {"BLOCK": "W" * 40}, {"block": 64})
+    result = TuneResult("matmul", configs, ("block_M", "block_N", "num_stages", "BLOCK", "block"), "cpu")
+    result.timeline_record = Timeline(origin=0.0, workers=1)
+    result.timeline_record.spans = [_span(index, "compiling", index, index + 1.0) for index in range(3)]
+
+    timeline = TuningView(result).data()["timeline"]
+
+    shown = [row["text"] for row in timeline["rows"]]
+    assert shown[0].startswith("block_M=128, block_N=128, num") and shown[0].endswith("…")
+    assert shown[1].startswith("BLOCK=WWW") and len(shown[1]) < len(shown[0])  # wide letters: fewer of them
+    assert shown[2] == "block=64"
+    assert [bar["tip"].split(":")[0] for bar in timeline["bars"]] == [row["label"] for row in timeline["rows"]]
+    assert timeline["rows"][0]["label"] == "block_M=128, block_N=128, num_stages=3"
+
+
 def test_a_worker_given_back_displaces_one_started_under_an_environment_that_has_since_changed(monkeypatch, tmp_path):
     from tilelab.tune.pool import Pool, Worker
 

@@ -121,6 +121,20 @@ def test_the_tuning_table_timeline_and_the_search_charts_shown_alone_keep_their_
     assert painted and all(re.search(r"background:\s*(#[0-9a-f]{6}|rgba\()", node.attrs["style"]) for node in painted)
 
 
+def test_each_bar_of_the_timeline_keeps_its_tooltip_in_place_untrusted():
+    result = _everything()
+    timeline = TuningView(result).data()["timeline"]
+
+    (shown,) = as_untrusted(TuningView(result).to_html())
+
+    tips = parse(shown).find_all("div", **{"class": "tl-chart-tip"})
+    assert [tip.attrs["title"] for tip in tips] == [bar["tip"] for bar in timeline["bars"]] and tips
+    for tip, bar in zip(tips, timeline["bars"], strict=True):
+        place = dict(style_of(tip))
+        assert place["position"] == "absolute"
+        assert place["left"] == f"{bar['x'] / timeline['width']:.3%}" and place["top"] == f"{bar['y'] / timeline['height']:.3%}"
+
+
 def test_the_compare_view_and_why_line_keep_their_styles_untrusted():
     why = WhyRecompiled(EVIL, "fresh", (KeyChange("pass_configs", f"pass config {EVIL} False → True"),))
     pages = [CompareView(*_pair(), pass_name="tl.WarpSpecialized").to_html(), WhyView(why).to_html()]

@@ -66,6 +66,13 @@ NOTEBOOK_TEXT = "() => window.jupyterapp.shell.currentWidget.content.node.innerT
 LEGEND_SWATCH_COLOURS = """(output) => [...output.querySelectorAll('span')]
   .filter(span => { const box = getComputedStyle(span); return box.width === '10px' && box.height === '10px'; })
   .map(span => getComputedStyle(span).backgroundColor)"""
+# The tooltip (title) of what is on top at the centre of an element, and whether that centre lies on an image.
+TITLE_AT_CENTRE = """(node) => {
+  const box = node.getBoundingClientRect(), x = box.left + box.width / 2, y = box.top + box.height / 2;
+  const image = node.parentElement.querySelector('img').getBoundingClientRect();
+  const onImage = x > image.left && x < image.right && y > image.top && y < image.bottom;
+  return [document.elementFromPoint(x, y)?.getAttribute('title'), onImage];
+}"""
 
 
 def test_a_saved_notebook_reopened_without_its_kernel_shows_every_views_snapshot(lab):
@@ -409,6 +416,10 @@ def test_the_quickstart_and_autotuning_notebooks_open_run_and_reopen_without_con
         timeline = sweep.locator("img.tl-chart")
         timeline.scroll_into_view_if_needed()
         page.wait_for_function("(image) => image.complete && image.naturalWidth > 0", arg=timeline.element_handle())
+        # Each bar keeps its tooltip: a box over the image whose title the browser shows on hover (an image shows
+        # none of its SVG's titles), and nothing lies over that box.
+        title, on_image = sweep.locator(".tl-chart-tip").first.evaluate(TITLE_AT_CENTRE)
+        assert on_image and title and title.startswith("block="), title
         # Its legend's swatches keep their colours: a theme colour is written after its plain fallback, which the
         # sanitiser keeps (of a lone var() it kept nothing).
         swatches = sweep.evaluate(LEGEND_SWATCH_COLOURS)

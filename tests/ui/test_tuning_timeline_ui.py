@@ -13,8 +13,8 @@ from tilelab.tune.noise import Verdict
 from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
 from tilelab.tune.timeline import Span, Timeline
 
-configs = tuple({"block_M": m, "block_N": n} for m in (64, 128, 256) for n in (64, 128))
-run = TuneResult(kernel_name="matmul", configs=configs, swept=("block_M", "block_N"), device="NVIDIA H100",
+configs = tuple({"block_M": m, "block_N": n, "num_stages": 3} for m in (64, 128, 256) for n in (64, 128))
+run = TuneResult(kernel_name="matmul", configs=configs, swept=("block_M", "block_N", "num_stages"), device="NVIDIA H100",
                  compiled=6, benchmarked=5)
 timeline = run.timeline_record = Timeline(origin=0.0, workers=4, cold_workers=4, cold_start_s=2.1)
 spans, bench = [], 4.6
@@ -35,6 +35,9 @@ run.verdict = Verdict(best=0, runner_up=3, margin_pct=0.4, noise_pct=0.7, tied=(
 run
 """
 VIEW = ".jp-OutputArea-output[data-shown='live'] .tilelab-tuning"  # the live widget (src/widgets/tuning.ts), not the snapshot
+# Each row label's text, and how far its left edge lies right of the chart's.
+LABEL_OFFSETS = """(svg) => [...svg.querySelectorAll('text.tl-tuning-config')]
+  .map(text => [text.textContent, text.getBoundingClientRect().left - svg.getBoundingClientRect().left])"""
 
 
 def test_the_timeline_reads_in_light_and_dark_themes(lab):
@@ -48,6 +51,8 @@ def test_the_timeline_reads_in_light_and_dark_themes(lab):
     assert len(chart.query_selector_all("rect")) > 20
     assert "top 2 indistinguishable" in view.query_selector("[data-tilelab='tuning-verdict']").inner_text()
     assert "critical path" in view.query_selector("[data-tilelab='timeline-summary']").inner_text()
+    labels = chart.evaluate(LABEL_OFFSETS)  # "block_M=64, block_N=64, num_stages=3", cut to fit in the label column
+    assert len(labels) == 6 and all(text.endswith("…") and left >= 0 for text, left in labels), labels
     page.set_viewport_size({"width": 1280, "height": 800})  # a laptop's screen
     chart.scroll_into_view_if_needed()
     lab.screenshot("tuning-timeline-light.png")

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["BOX", "ERROR_BACKGROUND", "MONO", "TRACK", "chart", "details", "escape", "plotly_text", "sanitiser_proof", "table"]
+__all__ = ["BOX", "ERROR_BACKGROUND", "MONO", "TRACK", "Tip", "chart", "details", "escape", "plotly_text", "sanitiser_proof", "table"]
 
 MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px"
 BOX = "font-family:system-ui,-apple-system,Segoe UI,sans-serif;font-size:13px;line-height:1.4"
@@ -23,6 +23,8 @@ BOX = "font-family:system-ui,-apple-system,Segoe UI,sans-serif;font-size:13px;li
 # read on a light page and a dark one.
 TRACK = "var(--jp-layout-color3,rgba(128,128,128,0.25))"  # the empty part of a bar
 ERROR_BACKGROUND = "var(--jp-rendermime-error-background,rgba(207,34,46,0.08))"
+# A chart's hover region: left, top, width and height in the SVG's units, and the text shown on hover.
+Tip = tuple[float, float, float, float, str]
 
 
 def escape(value: Any) -> str:
@@ -52,7 +54,7 @@ def table(rows: Iterable[Sequence[str]], header: Sequence[str] = (), attrs: str 
     return f"<table{attrs} style='border-collapse:collapse'>{f'<thead><tr>{head}</tr></thead>' if head else ''}<tbody>{body}</tbody></table>"
 
 
-def chart(svg: str, alt: str, invert_when_dark: bool = True) -> str:
+def chart(svg: str, alt: str, invert_when_dark: bool = True, tips: Iterable[Tip] = (), size: tuple[float, float] = (1, 1)) -> str:
     """A complete ``<svg>`` document as an image (a data URI), with ``alt`` (escaped) as its text.
 
     Not inline: JupyterLab sanitises the text/html of a notebook it did not sign itself (a cloned one, or one run
@@ -60,10 +62,28 @@ def chart(svg: str, alt: str, invert_when_dark: bool = True) -> str:
     An image does not see the page's CSS variables, so the SVG's fallback (light) colours apply: under a dark theme
     TileLab's JupyterLab style inverts a chart's lightness (``invert_when_dark``), keeping its hues; a picture
     drawn in the snapshot's fixed palette, as the tables beside it are, stays as it is.
+
+    An image shows none of its SVG's tooltips (``<title>``), so each of ``tips`` (in the SVG's units, of a document
+    ``size`` wide and high) becomes an empty box laid over the image, in percents of it, whose ``title`` the
+    browser shows on hover: the sanitiser keeps ``title`` and absolute positions.
     """
     data = base64.b64encode(svg.encode()).decode("ascii")
     kind = "tl-chart tl-chart-inverts" if invert_when_dark else "tl-chart"
-    return f"<img class='{kind}' src='data:image/svg+xml;base64,{data}' alt='{escape(alt)}' style='max-width:100%'>"
+    image = f"<img class='{kind}' src='data:image/svg+xml;base64,{data}' alt='{escape(alt)}' style='max-width:100%'>"
+    boxes = "".join(_tip_box(tip, size) for tip in tips)
+    if not boxes:
+        return image
+    return (
+        "<div class='tl-chart-box' style='position:relative;display:inline-block;max-width:100%;vertical-align:top'>"
+        f"{image.replace('max-width:100%', 'max-width:100%;display:block')}{boxes}</div>"
+    )
+
+
+def _tip_box(tip: Tip, size: tuple[float, float]) -> str:
+    x, y, width, height, text = tip
+    wide, high = size
+    place = f"left:{x / wide:.3%};top:{y / high:.3%};width:{width / wide:.3%};height:{height / high:.3%}"
+    return f"<div class='tl-chart-tip' title='{escape(text)}' style='position:absolute;{place}'></div>"
 
 
 _STYLE = re.compile(r"style='([^']*)'")  # every user string is escaped with quote=True: a ' is always TileLab's markup

@@ -135,13 +135,20 @@ def _rows(rows: list[list[str]], attrs: str = "") -> str:
     return table([(escape(label), escape(value)) for label, value in rows], attrs=attrs)
 
 
+def _roofline_chart(plot: dict[str, Any]) -> str:
+    """The roofline plot as an image, the kernel's point with its label on hover."""
+    point = plot["point"]
+    tip = (point["x"] - 5, point["y"] - 5, 10, 10, point["label"])
+    return chart(roofline_svg(plot), "roofline", tips=[tip], size=(plot["width"], plot["height"]))
+
+
 def _section(section: dict[str, Any]) -> str:
     kind = section["kind"]
     if kind == "bars":
         body = "".join(_bar(bar) for bar in section["bars"])
     elif kind == "roofline":
         plot = section["plot"]
-        body = _rows(section["rows"], " data-tilelab='roofline'") + (chart(roofline_svg(plot), "roofline") if plot is not None else "")
+        body = _rows(section["rows"], " data-tilelab='roofline'") + (_roofline_chart(plot) if plot is not None else "")
     elif kind == "advice":
         body = _advice(section["advice"])
     elif kind == "samples":

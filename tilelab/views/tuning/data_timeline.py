@@ -19,8 +19,10 @@ __all__ = ["TIMELINE_ROWS", "timeline_data"]
 
 TIMELINE_ROWS = 80
 _LABEL_CHARS = 200  # a timeline row's label as its tooltip says it
-_SHORT_CHARS = 28  # ... and as the chart shows it
-_WIDTH, _LABEL, _ROW, _GAP, _AXIS = 760, 170, 10, 3, 18  # px: chart, label column, bar, gap between bars, tick band
+_WIDTH, _LABEL, _ROW, _GAP, _AXIS = 760, 220, 10, 3, 18  # px: chart, label column, bar, gap between bars, tick band
+_FONT_PX = 11  # the chart's font size
+# Characters by their width in DejaVu Sans, the widest of the usual UI fonts (Linux's default): see _em.
+_NARROW, _SLIM, _WIDE, _WIDEST = " ,.:;'|/\\ijlIJ", "-()[]!frt", "#+<>=^~&w", "%@mMW"
 
 
 def timeline_data(result: Any, limit: int = TIMELINE_ROWS) -> dict[str, Any] | None:
@@ -100,5 +102,27 @@ def _label(result: Any, index: int) -> str:
     return text if len(text) <= _LABEL_CHARS else text[: _LABEL_CHARS - 1] + "…"
 
 
-def _short(label: str) -> str:
-    return label if len(label) <= _SHORT_CHARS else label[: _SHORT_CHARS - 1] + "…"
+def _em(char: str) -> float:
+    """At least ``char``'s width in em in DejaVu Sans (at most a tenth more)."""
+    if char in _NARROW:
+        return 0.34
+    if char in _SLIM:
+        return 0.42
+    if char in _WIDEST or not char.isascii():
+        return 1.0
+    if char in _WIDE:
+        return 0.84
+    return 0.8 if char.isupper() else 0.64
+
+
+def _fits(text: str, room: float) -> bool:
+    return sum(_em(char) for char in text) * _FONT_PX <= room
+
+
+def _short(label: str, room: float = _LABEL - 10) -> str:
+    """``label`` as the chart shows it: cut to fit the label column (in the widest usual font), with an ellipsis."""
+    if _fits(label, room):
+        return label
+    while label and not _fits(label + "…", room):
+        label = label[:-1]
+    return label.rstrip(", ") + "…"

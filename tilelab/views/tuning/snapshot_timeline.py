@@ -5,8 +5,8 @@ Draws the ``timeline`` part of :func:`tilelab.views.tuning.data.tuning_data`
 colour and tooltip; ``src/widgets/tuning_timeline.ts`` draws the same):
 no script, labels HTML-escaped, JupyterLab's colour variables with plain
 (light) fallbacks: an image reads only the fallbacks, and a dark theme inverts it.
-Each bar has a tooltip (SVG ``<title>``) with the config, the phase, its length
-and its lane, shown where the SVG is opened on its own (not inside an image).
+Each bar has a tooltip with the config, the phase, its length and its lane: an
+SVG ``<title>``, and a hover box over the image (an image shows no ``<title>``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from tilelab.views.html import chart
+from tilelab.views.html import Tip, chart
 
 __all__ = ["timeline_html"]
 
@@ -51,6 +51,10 @@ def _svg(t: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+def _tips(t: dict[str, Any]) -> list[Tip]:
+    return [(bar["x"], bar["y"], max(bar["width"], 2), bar["height"], bar["tip"]) for bar in t["bars"]]
+
+
 def _legend(legend: list[dict[str, str]]) -> str:
     items = [
         f"<span style='display:inline-flex;align-items:center;gap:4px;margin-right:10px'>"
@@ -65,8 +69,9 @@ def timeline_html(timeline: dict[str, Any] | None) -> str:
     if timeline is None:
         return ""
     more = f"<div style='{_FONT}'>{_esc(timeline['more'])}</div>" if timeline["more"] else ""
+    image = chart(_svg(timeline), timeline["title"], tips=_tips(timeline), size=(timeline["width"], timeline["height"]))
     return (
         f"<div class='tilelab-timeline' style='margin:6px 0'>"
         f"<div data-tilelab='timeline-summary' style='{_FONT};color:var(--jp-ui-font-color1,#1f2328)'>{_esc(timeline['summary'])}</div>"
-        f"{chart(_svg(timeline), timeline['title'])}{more}{_legend(timeline['legend'])}</div>"
+        f"{image}{more}{_legend(timeline['legend'])}</div>"
     )
