@@ -54,7 +54,7 @@ def table(rows: Iterable[Sequence[str]], header: Sequence[str] = (), attrs: str 
     return f"<table{attrs} style='border-collapse:collapse'>{f'<thead><tr>{head}</tr></thead>' if head else ''}<tbody>{body}</tbody></table>"
 
 
-def chart(svg: str, alt: str, invert_when_dark: bool = True, tips: Iterable[Tip] = (), size: tuple[float, float] = (1, 1)) -> str:
+def chart(svg: str, alt: str, invert_when_dark: bool = True, tips: Iterable[Tip] = ()) -> str:
     """A complete ``<svg>`` document as an image (a data URI), with ``alt`` (escaped) as its text.
 
     Not inline: JupyterLab sanitises the text/html of a notebook it did not sign itself (a cloned one, or one run
@@ -63,29 +63,34 @@ def chart(svg: str, alt: str, invert_when_dark: bool = True, tips: Iterable[Tip]
     TileLab's JupyterLab style inverts a chart's lightness (``invert_when_dark``), keeping its hues; a picture
     drawn in the snapshot's fixed palette, as the tables beside it are, stays as it is.
 
-    An image shows none of its SVG's tooltips (``<title>``), so each of ``tips`` (in the SVG's units, of a document
-    ``size`` wide and high) becomes an empty box laid over the image, in percents of it, whose ``title`` the
-    browser shows on hover: the sanitiser keeps ``title`` and absolute positions.
+    An image shows none of its SVG's tooltips (``<title>``), so each of ``tips`` (in the units of the SVG's
+    ``viewBox``) becomes an empty box laid over the image, in percents of it, whose ``title`` the browser shows
+    on hover: the sanitiser keeps ``title`` and absolute positions.
     """
     data = base64.b64encode(svg.encode()).decode("ascii")
     kind = "tl-chart tl-chart-inverts" if invert_when_dark else "tl-chart"
-    image = f"<img class='{kind}' src='data:image/svg+xml;base64,{data}' alt='{escape(alt)}' style='max-width:100%'>"
-    boxes = "".join(_tip_box(tip, size) for tip in tips)
-    if not boxes:
+    tips = list(tips)
+    place = "max-width:100%;display:block" if tips else "max-width:100%"
+    image = f"<img class='{kind}' src='data:image/svg+xml;base64,{data}' alt='{escape(alt)}' style='{place}'>"
+    if not tips:
         return image
+    size = _VIEW_BOX.search(svg)
+    if size is None:
+        raise ValueError("a chart with tips needs its SVG's viewBox='0 0 width height'")
+    boxes = "".join(_tip_box(tip, float(size[1]), float(size[2])) for tip in tips)
     return (
         "<div class='tl-chart-box' style='position:relative;display:inline-block;max-width:100%;vertical-align:top'>"
-        f"{image.replace('max-width:100%', 'max-width:100%;display:block')}{boxes}</div>"
+        f"{image}{boxes}</div>"
     )
 
 
-def _tip_box(tip: Tip, size: tuple[float, float]) -> str:
+def _tip_box(tip: Tip, wide: float, high: float) -> str:
     x, y, width, height, text = tip
-    wide, high = size
     place = f"left:{x / wide:.3%};top:{y / high:.3%};width:{width / wide:.3%};height:{height / high:.3%}"
     return f"<div class='tl-chart-tip' title='{escape(text)}' style='position:absolute;{place}'></div>"
 
 
+_VIEW_BOX = re.compile(r"viewBox='0 0 ([\d.]+) ([\d.]+)'")
 _STYLE = re.compile(r"style='([^']*)'")  # every user string is escaped with quote=True: a ' is always TileLab's markup
 _VAR = re.compile(r"var\(\s*--[\w-]+\s*,\s*")
 _THEME_TEXT = re.compile(r"color\s*:\s*var\(\s*--jp-ui-font-color[01]\s*,")  # the page's own text colour

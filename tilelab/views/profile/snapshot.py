@@ -139,7 +139,7 @@ def _roofline_chart(plot: dict[str, Any]) -> str:
     """The roofline plot as an image, the kernel's point with its label on hover."""
     point = plot["point"]
     tip = (point["x"] - 5, point["y"] - 5, 10, 10, point["label"])
-    return chart(roofline_svg(plot), "roofline", tips=[tip], size=(plot["width"], plot["height"]))
+    return chart(roofline_svg(plot), "roofline", tips=[tip])
 
 
 def _section(section: dict[str, Any]) -> str:

@@ -138,7 +138,7 @@ def search_html(search: dict[str, Any]) -> str:
     )
     drawn = [(_best_so_far(curve, search["reference"]), f"best so far vs {curve['label']}") for curve in search["curves"]]
     drawn.append((_importance(search["importance"]), "parameter importance"))
-    charts = [chart(svg, alt, tips=tips, size=(_WIDTH, _HEIGHT)) for (svg, tips), alt in drawn]
+    charts = [chart(svg, alt, tips=tips) for (svg, tips), alt in drawn]
     figures = "".join(f"<div style='flex:0 0 auto'>{figure}</div>" for figure in charts)
     return (
         f"<div class='tilelab-search' style='font-family:{_FONT};color:{_TEXT}'>"

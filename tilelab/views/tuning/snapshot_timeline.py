@@ -69,7 +69,7 @@ def timeline_html(timeline: dict[str, Any] | None) -> str:
     if timeline is None:
         return ""
     more = f"<div style='{_FONT}'>{_esc(timeline['more'])}</div>" if timeline["more"] else ""
-    image = chart(_svg(timeline), timeline["title"], tips=_tips(timeline), size=(timeline["width"], timeline["height"]))
+    image = chart(_svg(timeline), timeline["title"], tips=_tips(timeline))
     return (
         f"<div class='tilelab-timeline' style='margin:6px 0'>"
         f"<div data-tilelab='timeline-summary' style='{_FONT};color:var(--jp-ui-font-color1,#1f2328)'>{_esc(timeline['summary'])}</div>"
