@@ -115,14 +115,14 @@ def _em(char: str) -> float:
     return 0.8 if char.isupper() else 0.64
 
 
-def _fits(text: str, room: float) -> bool:
-    return sum(_em(char) for char in text) * _FONT_PX <= room
-
-
 def _short(label: str, room: float = _LABEL - 10) -> str:
     """``label`` as the chart shows it: cut to fit the label column (in the widest usual font), with an ellipsis."""
-    if _fits(label, room):
+    room /= _FONT_PX
+    if sum(_em(char) for char in label) <= room:
         return label
-    while label and not _fits(label + "…", room):
-        label = label[:-1]
-    return label.rstrip(", ") + "…"
+    room -= _em("…")
+    for end, char in enumerate(label):
+        room -= _em(char)
+        if room < 0:
+            return label[:end].rstrip(", ") + "…"
+    return label
