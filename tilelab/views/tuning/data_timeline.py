@@ -21,7 +21,7 @@ TIMELINE_ROWS = 80
 _LABEL_CHARS = 200  # a timeline row's label as its tooltip says it
 _WIDTH, _LABEL, _ROW, _GAP, _AXIS = 760, 220, 10, 3, 18  # px: chart, label column, bar, gap between bars, tick band
 _FONT_PX = 11  # the chart's font size
-# Characters by their width in DejaVu Sans, the widest of the usual UI fonts (Linux's default): see _em.
+# Characters by their width in DejaVu Sans (Linux's default UI font, wider than most): see _em.
 _NARROW, _SLIM, _WIDE, _WIDEST = " ,.:;'|/\\ijlIJ", "-()[]!frt", "#+<>=^~&w", "%@mMW"
 
 
@@ -103,7 +103,7 @@ def _label(result: Any, index: int) -> str:
 
 
 def _em(char: str) -> float:
-    """At least ``char``'s width in em in DejaVu Sans (at most a tenth more)."""
+    """``char``'s width in em in DejaVu Sans, rounded up to one of five widths (measured with its metrics)."""
     if char in _NARROW:
         return 0.34
     if char in _SLIM:
@@ -116,7 +116,8 @@ def _em(char: str) -> float:
 
 
 def _short(label: str, room: float = _LABEL - 10) -> str:
-    """``label`` as the chart shows it: cut to fit the label column (in the widest usual font), with an ellipsis."""
+    """``label`` as the chart shows it: cut, with an ellipsis, to fit the label column in DejaVu Sans (so in narrower
+    fonts too)."""
     room /= _FONT_PX
     if sum(_em(char) for char in label) <= room:
         return label
