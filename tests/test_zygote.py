@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import errno
+import json
 import os
 import select
 import signal
@@ -269,6 +270,56 @@ def test_a_changed_compile_environment_gets_a_fresh_zygote(monkeypatch, tmp_path
     assert f"TILELANG_CACHE_DIR={tmp_path}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     assert _wait_until(lambda: before.proc.poll() is not None)  # retired: it had no children left to wait for
     worker.stop()
+
+
+WARMED_BEFORE_TILELANG = """
+import json, os, sys
+from pathlib import Path
+from tilelab.tune.pool import session_pool
+from tilelab.tune.processes import worker_environment, zygote_for
+
+session_pool().warm(2)  # as %load_ext tilelab does in a notebook's kernel: nothing has imported TileLang yet
+warmed = zygote_for(worker_environment())
+warm_workers = set(session_pool().idle())
+assert "tilelang" not in sys.modules
+sys.path.insert(0, sys.argv[1])
+import tilelab
+from tune_kernels import kernel_module  # imports TileLang, which adds its paths to os.environ
+
+kernel = kernel_module(Path(sys.argv[2]), "path_noting_kernel", "noted", body=NOTE_PATHS)
+result = tilelab.tune(kernel, block=tilelab.choices([32, 64]), db=":memory:", workers=2, rebench=0)
+print(json.dumps({
+    "same_zygote": zygote_for(worker_environment()) is warmed,
+    "warm_workers_left_idle": sorted(warm_workers & set(session_pool().idle())),
+    "statuses": [row.status.value for row in result.ordered_rows()],
+    "forked": result.timeline_record.worker_start()["forked"],
+    "parent": {name: os.environ.get(name) for name in ("PYTHONPATH", "TVM_LIBRARY_PATH")},
+}))
+"""
+NOTE_PATHS = (
+    '(HERE / f"seen-{os.getpid()}").write_text(repr({name: os.environ.get(name) for name in '
+    '("PYTHONPATH", "TVM_LIBRARY_PATH")}))'
+)
+
+
+def test_workers_warmed_before_tilelangs_import_serve_the_sweeps_after_it(tmp_path):
+    script = f"NOTE_PATHS = {NOTE_PATHS!r}\n{WARMED_BEFORE_TILELANG}"
+    env = {name: value for name, value in os.environ.items() if name not in ("PYTHONPATH", "TVM_LIBRARY_PATH")}
+    env.update(TILELANG_CACHE_DIR=str(tmp_path / "cache"), TILELAB_POOL_MAX="2")  # a fresh kernel's environment
+
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(TESTS), str(tmp_path)], env=env, capture_output=True, text=True, timeout=300
+    )
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    told = json.loads(done.stdout.splitlines()[-1])
+    assert told["same_zygote"] and told["statuses"] == ["ok", "ok"] and told["forked"] == 0
+    assert told["warm_workers_left_idle"]  # the sweep took the warm workers, and gave them back
+    seen = [ast.literal_eval(path.read_text()) for path in tmp_path.glob("seen-*")]
+    assert len(seen) == 3  # the two workers, and the notebook's process, which elaborates to benchmark
+    for paths in seen:  # TileLang's paths, as its import set them in the notebook's process
+        assert paths["TVM_LIBRARY_PATH"] == told["parent"]["TVM_LIBRARY_PATH"]
+        assert set(told["parent"]["PYTHONPATH"].split(os.pathsep)) <= set(paths["PYTHONPATH"].split(os.pathsep))
 
 
 def test_pointing_the_history_elsewhere_or_resizing_the_pool_keeps_the_zygote(monkeypatch, tmp_path):

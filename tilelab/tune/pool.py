@@ -15,9 +15,10 @@ ahead by ``%load_ext tilelab`` (in a Jupyter kernel) and by the first
 they and the zygote exit by themselves if the notebook's kernel dies.
 
 A worker is reused only under the environment it was started with, as far as
-compiles can tell (:func:`~tilelab.tune.processes.compile_env`: TileLang's and
+compiles can tell (:func:`~tilelab.tune.processes.compile_key`: TileLang's and
 TVM's variables such as ``TILELANG_CACHE_DIR``, CUDA's, the paths; they are
-read at import), and a zygote forks only for that environment. A worker that
+read at import; the paths TileLang's own import adds do not count as a change),
+and a zygote forks only for that environment. A worker that
 was compiling when its sweep ended early (an interrupt, a timeout) is killed,
 never pooled, and so is one that has compiled :data:`RECYCLE_AFTER` configs
 (TileLang keeps what it compiled in memory).
@@ -33,7 +34,7 @@ import threading
 import time
 from functools import cache
 
-from tilelab.tune.processes import compile_env, start_worker, worker_environment, zygote_for
+from tilelab.tune.processes import compile_key, start_worker, worker_environment, zygote_for
 from tilelab.tune.worker import write_message
 
 __all__ = ["RECYCLE_AFTER", "Pool", "Worker", "pool_limit", "session_pool"]
@@ -123,20 +124,20 @@ class Pool:
         if wanted <= 0:
             return 0
         zygote_for(worker_environment())  # started ahead, also for workers that die or are recycled later
-        env = compile_env(worker_environment())
+        env = compile_key(worker_environment())
         with self._lock:
             self._prune()
-            matching = sum(compile_env(w.env) == env for w in self._idle)
+            matching = sum(compile_key(w.env) == env for w in self._idle)
             started = [Worker() for _ in range(max(0, wanted - matching))]
             self._keep(started)
         return len(started)
 
     def take(self, count: int) -> tuple[list[Worker], int]:
         """Up to ``count`` idle workers started under the current environment, and how many more to start."""
-        env = compile_env(worker_environment())
+        env = compile_key(worker_environment())
         with self._lock:
             self._prune()
-            matching = [w for w in self._idle if compile_env(w.env) == env][:count]
+            matching = [w for w in self._idle if compile_key(w.env) == env][:count]
             self._idle = [w for w in self._idle if w not in matching]
         return matching, count - len(matching)
 

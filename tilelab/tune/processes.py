@@ -5,8 +5,9 @@ interface) at once and asks the zygote (:mod:`tilelab.tune.zygote`) to fork it. 
 while the zygote still imports TileLang wait here and are sent by the thread that reads its
 answers, so neither ``%load_ext tilelab`` nor a sweep waits for the import.
 
-One zygote runs per process, for one compile environment (:func:`compile_env`: a changed
-``TILELANG_CACHE_DIR`` needs workers, hence a zygote, started under it); one for another
+One zygote runs per process, for one compile environment (:func:`compile_key`: a changed
+``TILELANG_CACHE_DIR`` needs workers, hence a zygote, started under it, while the paths
+TileLang's import adds to a notebook's environment change nothing); one for another
 environment is retired. Nothing here fails a sweep: where a zygote cannot start, refuses to fork
 (threads, CUDA), refuses a request or dies, its waiting and future workers are spawned as before,
 and each one's log says why; only a zygote that served and then died is replaced.
@@ -32,7 +33,7 @@ from typing import IO, Any
 from tilelab.tune.worker_process import WorkerProcess
 from tilelab.tune.zygote import FORK_REQUEST, STATUS, import_environment
 
-__all__ = ["Zygote", "compile_env", "start_worker", "worker_environment", "zygote_for"]
+__all__ = ["Zygote", "compile_env", "compile_key", "start_worker", "worker_environment", "zygote_for"]
 
 _log = logging.getLogger(__name__)
 # TileLab's own variables other than its machine-code cache (the history, the pool's size) change no compile: a
@@ -53,6 +54,24 @@ def compile_env(env: dict[str, str]) -> dict[str, str]:
     return {name: value for name, value in env.items() if _COMPILE_ENV.match(name)}
 
 
+# What TileLang's import adds to an environment (its TVM and template paths), as the zygotes told it.
+_import_adds: dict[str, set[str]] = {}
+
+
+def compile_key(env: dict[str, str]) -> frozenset[tuple[str, str]]:
+    """``env``'s compile environment less what TileLang's import adds (every worker's import adds it): a notebook's
+    environment before its first compile imported TileLang, and after, have one key, so the zygote and the
+    workers warmed by ``%load_ext tilelab`` serve its sweeps."""
+    key = compile_env(env)
+    for name, added in list(_import_adds.items()):  # a zygote's listener may add to it meanwhile
+        if name in key:
+            kept = [entry for entry in key[name].split(os.pathsep) if entry not in added]
+            key[name] = os.pathsep.join(kept)
+            if not kept:
+                del key[name]
+    return frozenset(key.items())
+
+
 class _Gone(Exception):
     """The zygote serves no more (the message says why)."""
 
@@ -63,10 +82,11 @@ class Zygote:
     module = "tilelab.tune.zygote"  # what it runs (``python -m``)
 
     def __init__(self, env: dict[str, str]) -> None:
-        self.env, self.key = env, compile_env(env)
+        self.env = env
         self.failed: str | None = None  # why it serves no more
         self.ready = threading.Event()
-        self.info: dict[str, Any] = {}  # its hello (pid, import_s) or refusal (why, import_s)
+        self.settled = threading.Event()  # ready, or failed
+        self.info: dict[str, Any] = {}  # its hello (pid, import_s, what the import added) or refusal (why, import_s)
         self._waiting: deque[WorkerProcess] = deque()  # sent, not yet answered
         self._unsent: list[WorkerProcess] = []  # asked for while it imports: sent by the listener once it is ready
         self._lock = threading.Lock()
@@ -126,8 +146,11 @@ class Zygote:
             if not hello.startswith(b"ready "):
                 raise _Gone(self._exit_reason())
             self.info = json.loads(hello[6:])
+            for name, entries in self.info.get("imported", {}).items():
+                _import_adds.setdefault(name, set()).update(entries)
             with self._lock:
                 self.ready.set()
+                self.settled.set()
                 refused = [w for w in self._unsent if self.failed is not None or not self._send(w)]
                 self._unsent = []
             for worker in refused:
@@ -151,6 +174,7 @@ class Zygote:
                 self.failed = self.failed or f"the zygote {why}"
                 waiting, self._waiting, self._unsent = [*self._waiting, *self._unsent], deque(), []
                 self._socket.close()  # fork() sees ``failed`` first; a retired zygote's descriptors go too
+            self.settled.set()
             for worker in waiting:  # each on its own: one that cannot start must not strand the others
                 try:
                     self._spawn(worker)
@@ -166,6 +190,7 @@ class Zygote:
 
 _current: Zygote | None = None
 _lock = threading.Lock()
+_IMPORT_WAIT_S = 60.0  # the longest a sweep waits for a zygote's import before starting another
 
 
 def _forget_zygote() -> None:
@@ -182,9 +207,10 @@ def zygote_for(env: dict[str, str]) -> Zygote | None:
     global _current
     if _zygote_unavailable(env) is not None:
         return None
-    key = compile_env(env)
     with _lock:
-        if _current is not None and _current.key == key and not _current.replaceable():
+        if _current is not None and _may_differ_by_the_import(_current.env, env):
+            _current.settled.wait(_IMPORT_WAIT_S)  # its hello tells what the import sets; a new one would import too
+        if _current is not None and compile_key(_current.env) == compile_key(env) and not _current.replaceable():
             return _current
         if _current is not None:
             _current.retire()
@@ -193,6 +219,15 @@ def zygote_for(env: dict[str, str]) -> Zygote | None:
         except OSError:  # no process could be started: the workers' own spawn will say why
             _current = None
         return _current
+
+
+def _may_differ_by_the_import(serving: dict[str, str], wanted: dict[str, str]) -> bool:
+    """Whether two environments may differ only by what TileLang's import sets, which no zygote has told yet."""
+    ours, theirs = compile_key(serving), compile_key(wanted)
+    if ours == theirs:
+        return False
+    differing = {name for name, _ in ours ^ theirs}
+    return not _import_adds or differing <= set(_import_adds)
 
 
 def _zygote_unavailable(env: dict[str, str]) -> str | None:

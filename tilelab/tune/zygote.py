@@ -11,7 +11,8 @@ How: the pool's process talks to it over a Unix socket pair (``FD``): a
 ``fork`` request carries the worker's environment and working directory and,
 as SCM_RIGHTS, its stdin, its stdout, its log and a status pipe; the zygote
 forks, the child takes the environment (the same compile environment as the
-zygote's: :mod:`tilelab.tune.processes` sees to it), puts the first three fds
+zygote's: :mod:`tilelab.tune.processes` sees to it), with the paths TileLang's
+import added (the zygote tells them in its hello), puts the first three fds
 on 0-2 and runs :func:`tilelab.tune.worker.serve`, and the zygote answers
 with the child's pid and a pidfd of it. The zygote reaps its children and
 writes each one's exit status to its status pipe, since the pool's process is
@@ -77,17 +78,19 @@ def main() -> None:
     if os.getppid() != parent:  # gone before its pidfd was opened: that pidfd may name another process
         return
     os.nice(5)  # like a spawned worker, below the parent; the children inherit it
+    before = dict(os.environ)
     import_s = worker.warm_up()
+    imported = _added_by_import(before, dict(os.environ))
     unsafe = _unsafe_to_fork()
     if unsafe:
         control.send(b"unsafe " + json.dumps({"why": unsafe, "import_s": import_s}).encode())
         _refuse(control, parent_fd)
         return
-    control.send(b"ready " + json.dumps({"pid": os.getpid(), "import_s": import_s}).encode())
+    control.send(b"ready " + json.dumps({"pid": os.getpid(), "import_s": import_s, "imported": imported}).encode())
     child = _serve(control, parent_fd)
     if child is None:
         return
-    _become_worker(*child)
+    _become_worker(*child, imported)
     worker.serve(sys.stdin.buffer, parent, parent_fd)
 
 
@@ -189,11 +192,34 @@ def _reap(pidfd: int, pid: int, status: int) -> None:
     os.close(pidfd)
 
 
-def _become_worker(fds: list[int], request: dict) -> None:
-    """In a forked child: the worker's environment, its request, reply and log fds on 0-2, a session and
-    signals of its own, new seeds."""
+def _added_by_import(before: dict[str, str], after: dict[str, str]) -> dict[str, list[str]]:
+    """What an import added to the environment: for each variable it set or changed, the entries (``os.pathsep``
+    parts) it put in. TileLang's adds its TVM, library and template paths; the zygote tells the pool (so that a
+    notebook's environment before and after its own import of TileLang is one compile environment) and adds them
+    to each child's, as a spawned worker's import would."""
+    return {
+        name: [entry for entry in value.split(os.pathsep) if entry not in before.get(name, "").split(os.pathsep)]
+        for name, value in after.items()
+        if before.get(name) != value
+    }
+
+
+def _with_added(env: dict[str, str], adds: dict[str, list[str]]) -> dict[str, str]:
+    """``env`` as the import that added ``adds`` would leave it: each missing entry put first, as TileLang does."""
+    env = dict(env)
+    for name, entries in adds.items():
+        present = env.get(name, "").split(os.pathsep)
+        missing = [entry for entry in entries if entry not in present]
+        if missing:
+            env[name] = os.pathsep.join([*missing, *([env[name]] if env.get(name) else [])])
+    return env
+
+
+def _become_worker(fds: list[int], request: dict, imported: dict[str, list[str]]) -> None:
+    """In a forked child: the worker's environment (with what TileLang's import adds), its request, reply and
+    log fds on 0-2, a session and signals of its own, new seeds."""
     os.environ.clear()  # what a spawned worker would have had (the imports saw it, but for GPUS_HIDDEN)
-    os.environ.update(request["env"])
+    os.environ.update(_with_added(request["env"], imported))
     with contextlib.suppress(OSError):  # a folder since removed: a spawned worker would not have started there
         os.chdir(request["cwd"])
     for fd, target in zip(fds[:3], (0, 1, 2), strict=True):
