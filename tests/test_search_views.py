@@ -84,6 +84,19 @@ def test_every_dot_the_reference_line_and_every_bar_has_a_hover_box_over_its_ima
     assert len(boxes) == len(data["curves"]) + 1 and all(len(box.find_all("img")) == 1 for box in boxes)
 
 
+def test_a_long_parameter_name_is_cut_to_fit_left_of_its_bar_and_its_tooltip_keeps_it_whole():
+    name = "enable_rasterization_with_swizzle"
+    rows = [_row(i, 1.0 + i, elapsed=float(i), **{name: i, "block_N": i % 2}) for i in range(4)]
+    result = _result(rows, swept=(name, "block_N"))
+
+    page = search_html(result)
+
+    (svg,) = [svg for svg in chart_documents(parse(page)) if "parameter importance" in svg]
+    labels = [text.text for text in ET.fromstring(svg).findall(f"{SVG}text") if text.get("text-anchor") == "end"]
+    assert sorted(labels) == ["block_N", "enable_rasteri…"]
+    assert any(tip.attrs["title"].startswith(f"{name}: ") for tip in parse(page).find_all("div", **{"class": "tl-chart-tip"}))
+
+
 def test_user_strings_are_escaped_in_every_chart():
     rows = [_row(i, 1.0 + i, elapsed=float(i), **{EVIL: i, "block_N": i % 2}) for i in range(4)]
     result = _result(rows, swept=(EVIL, "block_N"))

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from tilelab.tune.timeline import PHASES
+from tilelab.views.text_width import fit
 from tilelab.views.tuning.colours import PHASE_COLOURS
 
 __all__ = ["TIMELINE_ROWS", "timeline_data"]
@@ -20,9 +21,6 @@ __all__ = ["TIMELINE_ROWS", "timeline_data"]
 TIMELINE_ROWS = 80
 _LABEL_CHARS = 200  # a timeline row's label as its tooltip says it
 _WIDTH, _LABEL, _ROW, _GAP, _AXIS = 760, 220, 10, 3, 18  # px: chart, label column, bar, gap between bars, tick band
-_FONT_PX = 11  # the chart's font size
-# Characters by their width in DejaVu Sans (Linux's default UI font, wider than most): see _em.
-_NARROW, _SLIM, _WIDE, _WIDEST = " ,.:;'|/\\ijlIJ", "-()[]!frt", "#+<>=^~&w", "%@mMW"
 
 
 def timeline_data(result: Any, limit: int = TIMELINE_ROWS) -> dict[str, Any] | None:
@@ -57,7 +55,12 @@ def timeline_data(result: Any, limit: int = TIMELINE_ROWS) -> dict[str, Any] | N
         "ticks": [{"x": round(_LABEL + tick * scale, 1), "text": f"{tick:g} s"} for tick in _ticks(wall)],
         "label_x": _LABEL - 6,
         "rows": [
-            {"index": index, "label": labels[index], "text": _short(labels[index]), "y": _top(position[index]) + _ROW - 1}
+            {
+                "index": index,
+                "label": labels[index],
+                "text": fit(labels[index], _LABEL - 10),
+                "y": _top(position[index]) + _ROW - 1,
+            }
             for index in drawn
         ],
         "bars": [_bar(span, _top(position[span.index]), scale, labels[span.index]) for span in spans if span.index in position],
@@ -100,30 +103,3 @@ def _label(result: Any, index: int) -> str:
     config = configs[index] if 0 <= index < len(configs) else {}
     text = ", ".join(f"{k}={v}" for k, v in config.items() if k in result.swept) or f"config {index}"
     return text if len(text) <= _LABEL_CHARS else text[: _LABEL_CHARS - 1] + "…"
-
-
-def _em(char: str) -> float:
-    """``char``'s width in em in DejaVu Sans, rounded up to one of five widths (measured with its metrics)."""
-    if char in _NARROW:
-        return 0.34
-    if char in _SLIM:
-        return 0.42
-    if char in _WIDEST or not char.isascii():
-        return 1.0
-    if char in _WIDE:
-        return 0.84
-    return 0.8 if char.isupper() else 0.64
-
-
-def _short(label: str, room: float = _LABEL - 10) -> str:
-    """``label`` as the chart shows it: cut, with an ellipsis, to fit the label column in DejaVu Sans (so in narrower
-    fonts too)."""
-    room /= _FONT_PX
-    if sum(_em(char) for char in label) <= room:
-        return label
-    room -= _em("…")
-    for end, char in enumerate(label):
-        room -= _em(char)
-        if room < 0:
-            return label[:end].rstrip(", ") + "…"
-    return label

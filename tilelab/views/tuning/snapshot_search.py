@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 from tilelab.views.html import Tip, chart
+from tilelab.views.text_width import fit
 
 __all__ = ["best_so_far_svg", "importance_svg", "search_html"]
 
@@ -123,7 +124,7 @@ def _importance(importance: dict[str, Any]) -> tuple[str, list[Tip]]:
     for i, (name, value) in enumerate(sorted(shares, key=lambda pair: pair[1], reverse=True)):
         y = _PAD["top"] + 8 + i * (bar_height + 6)
         share = max(0.0, min(1.0, value))
-        body.append(f"<text x='{label_width - 6}' y='{y + 13}' text-anchor='end' style='fill:{_TEXT}'>{_esc(name)}</text>")
+        body.append(f"<text x='{label_width - 6}' y='{y + 13}' text-anchor='end' style='fill:{_TEXT}'>{_esc(fit(name, label_width - 10))}</text>")
         body.append(f"<rect x='{label_width}' y='{y}' width='{max(1.0, width * share):.1f}' height='{bar_height}' style='fill:{_BAR}'><title>{_esc(name)}: {share:.3f}</title></rect>")
         tips.append((0, y, label_width + max(1.0, width * share), bar_height, f"{name}: {share:.3f}"))
         body.append(f"<text x='{label_width + width * share + 4:.1f}' y='{y + 13}' style='fill:{_MUTED}'>{share:.2f}</text>")
