@@ -322,6 +322,17 @@ def test_workers_warmed_before_tilelangs_import_serve_the_sweeps_after_it(tmp_pa
         assert set(told["parent"]["PYTHONPATH"].split(os.pathsep)) <= set(paths["PYTHONPATH"].split(os.pathsep))
 
 
+def test_a_new_cache_folder_gets_its_zygote_without_waiting_for_the_old_ones_import(own_environment, monkeypatch, tmp_path):
+    monkeypatch.setattr(processes, "_import_adds", {})  # as in a fresh kernel: no zygote has said what the import adds
+    importing = zygote_for(worker_environment())
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path / "another"))  # say, %reload_ext after pointing elsewhere
+
+    fresh = zygote_for(worker_environment())
+
+    assert fresh is not importing and not importing.settled.is_set()  # a cache folder is no path TileLang's import sets
+    assert _wait_until(lambda: importing.proc.poll() is not None)  # retired
+
+
 def test_pointing_the_history_elsewhere_or_resizing_the_pool_keeps_the_zygote(monkeypatch, tmp_path):
     before = zygote_for(worker_environment())
     monkeypatch.setenv("TILELAB_DB", str(tmp_path / "elsewhere.db"))

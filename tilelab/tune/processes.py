@@ -207,9 +207,10 @@ def zygote_for(env: dict[str, str]) -> Zygote | None:
     global _current
     if _zygote_unavailable(env) is not None:
         return None
+    serving = _current
+    if serving is not None and _may_differ_by_the_import(serving.env, env):
+        serving.settled.wait(_IMPORT_WAIT_S)  # its hello tells what the import sets; a new one would import too
     with _lock:
-        if _current is not None and _may_differ_by_the_import(_current.env, env):
-            _current.settled.wait(_IMPORT_WAIT_S)  # its hello tells what the import sets; a new one would import too
         if _current is not None and compile_key(_current.env) == compile_key(env) and not _current.replaceable():
             return _current
         if _current is not None:
@@ -221,13 +222,17 @@ def zygote_for(env: dict[str, str]) -> Zygote | None:
         return _current
 
 
+# Before any zygote has told what TileLang's import adds: the variables of the compile environment it sets.
+_IMPORT_MAY_SET = frozenset({"PYTHONPATH", "TVM_LIBRARY_PATH"})
+
+
 def _may_differ_by_the_import(serving: dict[str, str], wanted: dict[str, str]) -> bool:
     """Whether two environments may differ only by what TileLang's import sets, which no zygote has told yet."""
     ours, theirs = compile_key(serving), compile_key(wanted)
     if ours == theirs:
         return False
     differing = {name for name, _ in ours ^ theirs}
-    return not _import_adds or differing <= set(_import_adds)
+    return differing <= (set(_import_adds) or _IMPORT_MAY_SET)
 
 
 def _zygote_unavailable(env: dict[str, str]) -> str | None:
