@@ -390,6 +390,9 @@ def test_a_long_row_label_is_cut_with_an_ellipsis_to_fit_the_label_column_and_it
     assert shown[2] == "block=64"
     assert [bar["tip"].split(":")[0] for bar in timeline["bars"]] == [row["label"] for row in timeline["rows"]]
     assert timeline["rows"][0]["label"] == "block_M=128, block_N=128, num_stages=3"
+    tips = [tip.attrs["title"] for tip in parse(TuningView(result).to_html()).find_all("div", **{"class": "tl-chart-tip"})]
+    assert tips.count("block_M=128, block_N=128, num_stages=3") == 1  # the cut label's hover box; bars' tips add a phase
+    assert "block=64" not in tips  # a label shown whole needs none
 
 
 def test_a_worker_given_back_displaces_one_started_under_an_environment_that_has_since_changed(monkeypatch, tmp_path):

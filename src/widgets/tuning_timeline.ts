@@ -13,7 +13,7 @@ interface ITick {
 }
 
 interface IRow {
-  /** The config in full (the bars' tooltips say it), and as the chart shows it. */
+  /** The config in full (the bars' tooltips say it, and the label's own where it is cut), and as the chart shows it. */
   label: string;
   text: string;
   y: number;
@@ -58,7 +58,14 @@ function chart(t: ITimelineData): SVGElement {
     );
   }
   for (const row of t.rows) {
-    root.appendChild(svg('text', 'tl-tuning-config', { x: t.label_x, y: row.y, 'text-anchor': 'end' }, row.text));
+    const label = svg('text', 'tl-tuning-config', { x: t.label_x, y: row.y, 'text-anchor': 'end' }, row.text);
+    if (row.text === row.label) {
+      root.appendChild(label);
+    } else {
+      const whole = svg('g', '', {});
+      whole.append(svg('title', '', {}, row.label), label);
+      root.appendChild(whole);
+    }
   }
   for (const bar of t.bars) {
     const rect = svg('rect', '', { 'data-phase': bar.phase, x: bar.x, y: bar.y, width: bar.width, height: bar.height });

@@ -35,9 +35,10 @@ run.verdict = Verdict(best=0, runner_up=3, margin_pct=0.4, noise_pct=0.7, tied=(
 run
 """
 VIEW = ".jp-OutputArea-output[data-shown='live'] .tilelab-tuning"  # the live widget (src/widgets/tuning.ts), not the snapshot
-# Each row label's text, and how far its left edge lies right of the chart's.
+# Each row label's text, how far its left edge lies right of the chart's, and its tooltip.
 LABEL_OFFSETS = """(svg) => [...svg.querySelectorAll('text.tl-tuning-config')]
-  .map(text => [text.textContent, text.getBoundingClientRect().left - svg.getBoundingClientRect().left])"""
+  .map(text => [text.textContent, text.getBoundingClientRect().left - svg.getBoundingClientRect().left,
+                text.parentNode.querySelector(':scope > title')?.textContent])"""
 
 
 def test_the_timeline_reads_in_light_and_dark_themes(lab):
@@ -52,7 +53,8 @@ def test_the_timeline_reads_in_light_and_dark_themes(lab):
     assert "top 2 indistinguishable" in view.query_selector("[data-tilelab='tuning-verdict']").inner_text()
     assert "critical path" in view.query_selector("[data-tilelab='timeline-summary']").inner_text()
     labels = chart.evaluate(LABEL_OFFSETS)  # "block_M=64, block_N=64, num_stages=3", cut to fit in the label column
-    assert len(labels) == 6 and all(text.endswith("…") and left >= 0 for text, left in labels), labels
+    assert len(labels) == 6 and all(text.endswith("…") and left >= 0 for text, left, _ in labels), labels
+    assert labels[0][2] == "block_M=64, block_N=64, num_stages=3"  # a cut label's tooltip has it whole
     page.set_viewport_size({"width": 1280, "height": 800})  # a laptop's screen
     chart.scroll_into_view_if_needed()
     lab.screenshot("tuning-timeline-light.png")

@@ -28,7 +28,7 @@ def timeline_data(result: Any, limit: int = TIMELINE_ROWS) -> dict[str, Any] | N
 
     ``width``/``height`` of the chart; ``ticks`` (``x``, ``text``) with the axis band's
     ``tick_top`` and ``tick_text_y``; ``rows`` (``text`` at ``label_x``, ``y``, the full
-    ``label``); ``bars`` (``phase``, box, ``colour``, ``tip``); ``legend``; ``more`` says
+    ``label``, the row's box from ``top``, ``height`` high); ``bars`` (``phase``, box, ``colour``, ``tip``); ``legend``; ``more`` says
     how many configs were left out.
     """
     record = getattr(result, "timeline_record", None)
@@ -59,6 +59,8 @@ def timeline_data(result: Any, limit: int = TIMELINE_ROWS) -> dict[str, Any] | N
                 "index": index,
                 "label": labels[index],
                 "text": fit(labels[index], _LABEL - 10),
+                "top": _top(position[index]),
+                "height": _ROW,
                 "y": _top(position[index]) + _ROW - 1,
             }
             for index in drawn

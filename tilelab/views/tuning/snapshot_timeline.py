@@ -5,8 +5,9 @@ Draws the ``timeline`` part of :func:`tilelab.views.tuning.data.tuning_data`
 colour and tooltip; ``src/widgets/tuning_timeline.ts`` draws the same):
 no script, labels HTML-escaped, JupyterLab's colour variables with plain
 (light) fallbacks: an image reads only the fallbacks, and a dark theme inverts it.
-Each bar has a tooltip with the config, the phase, its length and its lane: an
-SVG ``<title>``, and a hover box over the image (an image shows no ``<title>``).
+Each bar has a tooltip with the config, the phase, its length and its lane, and a
+row label cut to fit has one with the whole config: an SVG ``<title>``, and a hover
+box over the image (an image shows no ``<title>``).
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ def _svg(t: dict[str, Any]) -> str:
             f"<text x='{tick['x']}' y='{t['tick_text_y']}' text-anchor='middle' style='{_MUTED}'>{_esc(tick['text'])}</text>"
         )
     for row in t["rows"]:
-        parts.append(f"<text x='{t['label_x']}' y='{row['y']}' text-anchor='end' style='{_TEXT}'>{_esc(row['text'])}</text>")
+        label = f"<text x='{t['label_x']}' y='{row['y']}' text-anchor='end' style='{_TEXT}'>{_esc(row['text'])}</text>"
+        cut = row["text"] != row["label"]
+        parts.append(f"<g><title>{_esc(row['label'])}</title>{label}</g>" if cut else label)
     for bar in t["bars"]:
         parts.append(
             f"<rect data-phase='{_esc(bar['phase'])}' x='{bar['x']}' y='{bar['y']}' width='{bar['width']}' height='{bar['height']}' "
@@ -52,7 +55,8 @@ def _svg(t: dict[str, Any]) -> str:
 
 
 def _tips(t: dict[str, Any]) -> list[Tip]:
-    return [(bar["x"], bar["y"], max(bar["width"], 2), bar["height"], bar["tip"]) for bar in t["bars"]]
+    cut = [(0, row["top"], t["label_x"], row["height"], row["label"]) for row in t["rows"] if row["text"] != row["label"]]
+    return cut + [(bar["x"], bar["y"], max(bar["width"], 2), bar["height"], bar["tip"]) for bar in t["bars"]]
 
 
 def _legend(legend: list[dict[str, str]]) -> str:
