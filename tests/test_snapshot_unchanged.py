@@ -12,7 +12,8 @@ documents, so that JupyterLab's sanitiser keeps them; and, for that sanitiser to
 naming a theme variable (but the text colour) is preceded by its fallback's (``tilelab.views.html.sanitiser_proof``),
 the fallbacks of table borders and of the occupancy bar's track are translucent greys (they were ``#eee``) that
 read on a dark page too, the Source section's tints are rgba instead of hsla, and the layout descriptions wrap with
-``overflow-wrap:break-word`` (it was ``anywhere``).
+``overflow-wrap:break-word`` (it was ``anywhere``), and each warp map's block has a hover box naming its
+warp, threads, rows and columns (an image shows no SVG tooltip).
 When a view changes on purpose, save the snapshot again:
 ``python tests/test_snapshot_unchanged.py``.
 """

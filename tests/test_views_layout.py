@@ -220,6 +220,9 @@ def test_the_warp_map_merges_each_warps_rows_into_one_rect():
 
     rects = warp_map.find_all("rect")
     assert len(rects) == 4 and {r.attrs["y"] for r in rects} == {"0", "64", "128", "192"}
+    tips = [tip.attrs["title"] for tip in parse(snapshot_of(layout)).find_all("div", **{"class": "tl-chart-tip"})]
+    assert tips[1] == "warp 1 · T32–T63: rows 16–31, columns 0–31"  # an image shows no <title>: hover boxes say it
+    assert len(tips) == 4
 
 
 def test_a_4x1024_fragment_wraps_into_bands_in_the_snapshot():
@@ -242,7 +245,9 @@ def test_the_warp_map_stays_small_when_warps_alternate_every_element():
 
     markup = snapshot_of(layout)
 
-    assert markup.count("<rect") <= 2048 and "of 128 rows" in markup
+    (warp_map,) = charts(parse(markup))
+    assert 256 < len(warp_map.find_all("rect")) <= 2048 and "of 128 rows" in markup
+    assert "tl-chart-tip" not in markup  # a tooltip a cell would weigh more than the map: the legend names the warps
 
 
 def test_a_layout_without_tables_says_so_in_the_snapshot():

@@ -2,7 +2,7 @@
 
 Fragments: a warp legend, the ``T<thread>/L<local>`` grid of the tile's first
 elements (absolute thread ids, cells in their warp's colour, wide tiles wrapped
-into bands) and the whole tile's warp map as SVG. Shared layouts: bank and
+into bands) and the whole tile's warp map as SVG, a tooltip on each warp's block. Shared layouts: bank and
 offset tables of the top-left corner, cells in their bank's colour. Cells keep
 the palette's light colours with dark text, so they read on light and dark pages.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tilelab.views.html import MONO, chart, details, escape
+from tilelab.views.html import MONO, Tip, chart, details, escape
 
 __all__ = ["bands", "layouts_snapshot"]
 
@@ -25,6 +25,7 @@ BAND_COLUMNS = 16  # columns of one band of the labelled grid
 MAP_WIDTH = 512  # pixels of the warp map's widest band
 MAP_ROWS = 256  # rows of the warp map (the rest is summarised in a line)
 MAP_RECTS = 2048  # rects of the warp map at most (runs of one warp are one rect)
+MAP_TIPS = 256  # a warp map of at most this many rects has a tooltip on each (a finer one would weigh ~150 bytes a rect)
 _NOTE = "color:var(--jp-ui-font-color2,#888);margin:2px 0"
 _HEAD = "color:var(--jp-ui-font-color2,#888);font-weight:400"
 
@@ -114,9 +115,12 @@ def _rects(warps: np.ndarray, spans: list[tuple[int, int]]) -> list[list[int]]:
     return rects
 
 
-def _warp_map(warps: np.ndarray, title: str, colours: _Colours, align: int) -> tuple[str, int, int]:
-    """Every element's warp as SVG rects (equal neighbours merged), wide tiles wrapped into bands; the rows drawn
-    and the columns of a band.
+def _warp_map(
+    warps: np.ndarray, threads: tuple[int, int], title: str, colours: _Colours, align: int
+) -> tuple[str, list[Tip], int, int]:
+    """Every element's warp as SVG rects (equal neighbours merged), wide tiles wrapped into bands; each rect's
+    tooltip (its warp and that warp's ``threads``, rows, columns; none on a map of more than :data:`MAP_TIPS`
+    rects), the rows drawn and the columns of a band.
 
     Rows are drawn while the rects stay under :data:`MAP_RECTS` (a tile whose warps alternate every element
     would otherwise cost a rect per element).
@@ -132,29 +136,39 @@ def _warp_map(warps: np.ndarray, title: str, colours: _Colours, align: int) -> t
         rects = [[*rect[:5], min(rect[5], drawn)] for rect in rects if rect[4] < drawn]
     gap = 6 if len(spans) > 1 else 0
     band_height = drawn * tall + gap
-    shapes = "".join(
-        f"<rect x='{(s - spans[n][0]) * cell}' y='{n * band_height + top * tall}' width='{(e - s) * cell}' "
-        f"height='{(bottom - top) * tall}' fill='{colours.warp(w, 0)}'/>"
+    boxes = [
+        ((s - spans[n][0]) * cell, n * band_height + top * tall, (e - s) * cell, (bottom - top) * tall, w)
         for n, s, e, w, top, bottom in rects
+    ]
+    shapes = "".join(
+        f"<rect x='{x}' y='{y}' width='{wide}' height='{high}' fill='{colours.warp(w, 0)}'/>" for x, y, wide, high, w in boxes
     )
+    tips: list[Tip] = []
+    if len(rects) <= MAP_TIPS:
+        tips = [
+            (*box[:4], f"{_warp_threads(w, *threads)}: rows {top}–{bottom - 1}, columns {s}–{e - 1}")
+            for box, (_, s, e, w, top, bottom) in zip(boxes, rects, strict=True)
+        ]
     width, height = (spans[0][1] - spans[0][0]) * cell, len(spans) * band_height - gap
     svg = (
         f"<svg xmlns='http://www.w3.org/2000/svg' data-tilelab='warp-map' width='{width}' height='{height}' "
         f"viewBox='0 0 {width} {height}'><title>{escape(title)}</title>{shapes}</svg>"
     )
-    return svg, drawn, spans[0][1] - spans[0][0]
+    return svg, tips, drawn, spans[0][1] - spans[0][0]
+
+
+def _warp_threads(warp: int, start: int, end: int) -> str:
+    """``warp`` and its threads of ``[start, end)``."""
+    return f"warp {warp} · T{max(start, warp * WARP_SIZE)}–T{min(end, (warp + 1) * WARP_SIZE) - 1}"
 
 
 def _legend(entry: dict[str, Any], colours: _Colours) -> str:
     start, end = entry["threads"]
-    chips = []
-    for warp in range(start // WARP_SIZE, (max(start, end - 1)) // WARP_SIZE + 1):
-        first, last = max(start, warp * WARP_SIZE), min(end, (warp + 1) * WARP_SIZE) - 1
-        chips.append(
-            f"<span style='background:{colours.warp(warp, 0)};color:{colours.text};padding:1px 4px;"
-            "display:inline-block;margin:0 4px 2px 0'>"
-            f"warp {warp} · T{first}–T{last}</span>"
-        )
+    chips = [
+        f"<span style='background:{colours.warp(warp, 0)};color:{colours.text};padding:1px 4px;"
+        f"display:inline-block;margin:0 4px 2px 0'>{_warp_threads(warp, start, end)}</span>"
+        for warp in range(start // WARP_SIZE, (max(start, end - 1)) // WARP_SIZE + 1)
+    ]
     return f"<div data-tilelab='warp-legend' style='{MONO};font-size:11px'>{''.join(chips)}</div>"
 
 
@@ -172,7 +186,7 @@ def _fragment_body(entry: dict[str, Any], colours: _Colours, align: int) -> str:
     labels = np.char.add(np.char.add("T", thread[window].astype(str)), np.char.add("/L", local[window].astype(str)))
     replica = f", replica 0 of {entry['replicas']}" if entry["replicas"] > 1 else ""
     title = f"{entry['buffer']}: warp map"
-    warp_map, drawn, band = _warp_map(thread // WARP_SIZE, title, colours, align)
+    warp_map, tips, drawn, band = _warp_map(thread // WARP_SIZE, entry["threads"], title, colours, align)
     clipped = f", the first {drawn} of {rows} rows" if drawn < rows else ""
     clipped += f", wrapped: {band} columns a band" if band < cols else ""
     return (
@@ -181,7 +195,7 @@ def _fragment_body(entry: dict[str, Any], colours: _Colours, align: int) -> str:
         f"columns 0–{shown_cols - 1}{escape(replica)} (colour = warp, shade = lane % 4)</p>"
         + _grid_tables(labels, cells, "fragment-table", colours.text, BAND_COLUMNS, align)
         + f"<p style='{_NOTE}'>owning warp of every element{clipped}</p>"
-        + chart(warp_map, title, invert_when_dark=False)
+        + chart(warp_map, title, invert_when_dark=False, tips=tips)
     )
 
 
