@@ -367,7 +367,9 @@ def load_extension(ipython: Any) -> None:
 def _warm_compile_workers(ipython: Any) -> None:
     """In a Jupyter kernel, start the session's compile workers now (a zygote imports TileLang once in the
     background and forks them), so the first ``tilelab.tune`` finds them running and any later worker is a fork
-    away; they stay for the session (:mod:`tilelab.tune.pool`). Returns at once: nothing here waits for the import."""
+    away; they stay for the session (:mod:`tilelab.tune.pool`). Returns at once: nothing here waits for the import,
+    but a ``%reload_ext`` after TileLang's import while the first zygote still imports waits for its hello (what the
+    import adds to the environment tells whether that zygote serves it)."""
     if getattr(ipython, "kernel", None) is None:  # a terminal IPython or a test shell: started by the first tune()
         return
     from tilelab.tune.pool import session_pool
