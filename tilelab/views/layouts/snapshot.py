@@ -2,9 +2,10 @@
 
 Fragments: a warp legend, the ``T<thread>/L<local>`` grid of the tile's first
 elements (absolute thread ids, cells in their warp's colour, wide tiles wrapped
-into bands) and the whole tile's warp map as SVG, a tooltip on each warp's block. Shared layouts: bank and
-offset tables of the top-left corner, cells in their bank's colour. Cells keep
-the palette's light colours with dark text, so they read on light and dark pages.
+into bands) and the whole tile's warp map as SVG, a tooltip on each warp's block.
+Shared layouts: bank and offset tables of the top-left corner, cells in their
+bank's colour. Cells keep the palette's light colours with dark text, so they
+read on light and dark pages.
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ def timeline_data(result: Any, limit: int = TIMELINE_ROWS) -> dict[str, Any] | N
 
     ``width``/``height`` of the chart; ``ticks`` (``x``, ``text``) with the axis band's
     ``tick_top`` and ``tick_text_y``; ``rows`` (``text`` at ``label_x``, ``y``, the full
-    ``label``, the row's box from ``top``, ``height`` high); ``bars`` (``phase``, box, ``colour``, ``tip``); ``legend``; ``more`` says
-    how many configs were left out.
+    ``label``, the row's box from ``top``, ``height`` high); ``bars`` (``phase``, box,
+    ``colour``, ``tip``); ``legend``; ``more`` says how many configs were left out.
     """
     record = getattr(result, "timeline_record", None)
     spans = record.all_spans() if record is not None else []
