@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from kernels import autotuned_matmul, matmul, row_sum, two_kernels
+from kernels import autotuned_matmul, matmul, row_sum, row_sum_epoch, two_kernels
 
 import tilelab
 from tilelab.errors import error_record
@@ -59,8 +59,9 @@ def test_every_device_kernel_has_its_launch_and_its_own_layouts():
     assert record.layouts["main_kernel_1/acc"].kernel == "main_kernel_1"
 
 
-def test_a_reducer_layout_is_tabulated_as_a_fragment():
-    record = tilelab.explore(row_sum, arch="sm_90")
+@pytest.mark.parametrize("kernel", [row_sum, row_sum_epoch], ids=["v1", "epoch"])
+def test_a_reducer_layout_is_tabulated_as_a_fragment(kernel):
+    record = tilelab.explore(kernel, arch="sm_90")
 
     reducer = record.layouts["acc"]
     assert reducer.kind is LayoutKind.FRAGMENT and reducer.replicas > 1

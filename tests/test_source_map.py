@@ -15,8 +15,9 @@ import pytest
 from sample_records import sample_record
 
 import tilelab
+from tilelab.cell_ops import cell_ops
 from tilelab.records import FORMAT_VERSION, FoundThrough, KernelRecord, LineLink, SourceRecord
-from tilelab.source_map import build_source_map, cell_ops, source_map_of, with_source_map
+from tilelab.source_map import build_source_map, source_map_of, with_source_map
 
 QUICKSTART = Path(__file__).parent / "data" / "quickstart_gemm.record.json.gz"  # saved in format 5, without a map
 
@@ -220,3 +221,26 @@ def test_reductions_link_to_their_all_reduce():
         line = next(n for n, text in enumerate(cell, 1) if text.strip().startswith(op))
         linked = [lines[n - 1] for n in source.source_map.cuda_lines_for(line)]
         assert any(reducer in text for text in linked), op
+
+
+def _linked(source: SourceRecord, statement: str) -> list[str]:
+    """The CUDA lines linked to the cell line that starts with ``statement``."""
+    line = next(n for n, text in enumerate(source.kernel_source.splitlines(), 1) if text.strip().startswith(statement))
+    return [text.strip() for text in _cuda(source, line)]
+
+
+@pytest.mark.slow
+def test_a_reducers_fill_all_reduce_and_copy_link_to_its_init_and_finalize():
+    from kernels import row_sum, row_sum_epoch
+
+    epoch = tilelab.explore(row_sum_epoch, arch="sm_90").source
+    legacy = tilelab.explore(row_sum, arch="sm_90").source
+
+    # TileLang's #line gave these to the kernel's def (the fill) or to the T.Parallel before them: no cell line.
+    assert any("make_float4(broadcast_var" in text for text in _linked(epoch, "T.reducer_init(acc)"))
+    finalized = _linked(epoch, "T.finalize_reducer(acc, sums)")
+    assert any("tl::AllReduce<tl::SumOp" in text for text in finalized)
+    assert any(text.startswith("*(float4*)(sums") and "(acc" in text for text in finalized)  # the result copied out
+    assert any("make_float4(broadcast_var" in text for text in _linked(legacy, "T.clear(acc)"))
+    assert any("tl::AllReduce<tl::SumOp" in text for text in _linked(legacy, "T.finalize_reducer(acc)"))
+    assert not any("AllReduce" in text for text in _linked(legacy, "T.copy(acc, Out"))  # it shares the operand acc, nothing more

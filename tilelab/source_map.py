@@ -16,12 +16,17 @@ The repair works on the structure of the CUDA and of the cell:
 
 1. *strong* lines: a ``tl::`` template call names its op family (``wgmma_ss``,
    ``mma_sync``, ``ldmatrix`` → gemm; ``tma_load``, ``cp_async_gs`` → copy;
-   ``AllReduce<MaxOp>`` → reduce_max ...) and its operands name the buffers,
-   matched to the cell's ``T.gemm`` / ``T.copy`` / ``T.reduce_*`` calls; a
-   declaration of a buffer the cell allocates links to that allocation;
+   ``AllReduce<MaxOp>`` → reduce_max or a reducer's ``T.finalize_reducer`` ...)
+   and its operands name the buffers, matched to the cell's ``T.gemm`` /
+   ``T.copy`` / ``T.reduce_*`` calls; a declaration of a buffer the cell
+   allocates links to that allocation;
 2. a directive is trusted where it was emitted and for the simple statements
    after it in the same block, never for loops, branches or barriers that
    merely inherited it, and never when it points outside the cell or at a ``def``;
+   a statement no directive is trusted for links by its operands where they name
+   one op: a constant stored into a buffer to the one ``T.clear`` / ``T.fill`` /
+   ``T.reducer_init`` of it, a statement over two or more of the cell's buffers
+   to the one op over all of them (``T.finalize_reducer(acc, dst)``'s copy);
 3. a block (``for``, ``if``, ``{``) whose trusted lines all come from one op
    belongs to that op; a loop holding several ops, or barriers, belongs to the
    cell loop (``T.Pipelined`` ...) that holds them all, except a reduce's own
@@ -33,31 +38,20 @@ The repair works on the structure of the CUDA and of the cell:
 Lines that end up with no op (kernel prologue, barrier set-up, the
 warp-specialisation branch) stay unlinked, and the view says so.
 
-One module: every step reads the same block tree of the CUDA and the same ops of the cell.
+One module: every step reads the same block tree of the CUDA and the same ops of the cell
+(:mod:`tilelab.cell_ops`).
 """
 
 from __future__ import annotations
 
-import ast
 import functools
 import re
 from dataclasses import dataclass, replace
 
+from tilelab.cell_ops import CellOp, cell_ops
 from tilelab.records import CellLink, FoundThrough, SourceMap, SourceRecord, TileOp
 
-__all__ = ["CellOp", "build_source_map", "cell_ops", "source_map_of", "with_source_map"]
-
-_FAMILY_OF_OP = {
-    "gemm": "gemm", "gemm_v1": "gemm", "gemm_v2": "gemm", "wgmma_gemm": "gemm", "gemm_sp": "gemm", "tcgen05_gemm": "gemm",
-    "copy": "copy", "c2d_im2col": "copy", "async_copy": "copy", "tma_copy": "copy", "transpose": "copy",
-    "reduce_max": "reduce", "reduce_min": "reduce", "reduce_sum": "reduce", "reduce_abssum": "reduce",
-    "reduce_absmax": "reduce", "reduce_abs_max": "reduce", "reduce": "reduce", "cumsum": "reduce",
-    "finalize_reducer": "reduce",
-    "fill": "fill", "clear": "fill",
-    "atomic_add": "atomic", "atomic_max": "atomic", "atomic_min": "atomic",
-}  # fmt: skip
-_LOOPS = {"Pipelined", "serial", "unroll", "Persistent", "vectorized"}  # loops kept as CUDA loops (not T.Parallel)
-_ALLOCS = re.compile(r"^alloc_\w+$")
+__all__ = ["build_source_map", "source_map_of", "with_source_map"]
 
 # tl:: templates and what they belong to; operands are matched to buffers separately.
 _TEMPLATE = re.compile(r"\btl::(\w+)")
@@ -69,74 +63,15 @@ _TEMPLATE_FAMILY = [
     (re.compile(r"^(AllReduce|CumSum\w*|reduce\w*|\w+Reducer)$"), "reduce"),
 ]  # fmt: skip
 _REDUCE_KIND = {"MaxOp": "reduce_max", "MinOp": "reduce_min", "SumOp": "reduce_sum", "AbsMaxOp": "reduce_absmax"}
+_REDUCER_OPS = {"finalize_reducer"}  # a reducer's op (sum, max...) is its alloc_reducer's: any AllReduce may be its
+# An assignment: what it stores into, a compound operator's (+= ...; never ==, <=, >=, !=), what it stores.
+_ASSIGNMENT = re.compile(r"^(?P<target>[^=]*?[^=<>!+\-*/%&|^])\s*(?P<compound>[-+*/%&|^]|<<|>>)?=(?!=)(?P<value>.*)$")
 _SYNC = re.compile(
     r"(\bmbarrier\w*\[.*\]\s*\.\s*\w+\(|__syncthreads\(|__syncwarp\(|\btl::(cp_async_commit|cp_async_wait|fence\w*|"
     r"tma_store_arrive|tma_store_wait|__sync_thread_partial|mbarrier\w*|synchronize\w*)\b)"
 )
 _DECLARED = re.compile(r"^\s*(?:extern\s+)?(?:__shared__\s+)?(?:__align__\(\d+\)\s+)?[\w:<>]+[\s*]+(\w+)\s*(?:\[[^\]]*\])?\s*(?:=|;)")
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
-
-
-@dataclass(frozen=True)
-class CellOp:
-    """A tile-op statement of the kernel's Python: ``T.<name>(...)`` at ``line``, or a ``for`` over a tile loop."""
-
-    line: int
-    name: str  # "gemm", "copy", "reduce_max", "Pipelined", "alloc_shared", ...
-    buffers: tuple[str, ...]  # the names its arguments start with (loops: none)
-    end: int  # last line of its statement (loops: of their body)
-
-    @property
-    def family(self) -> str:
-        if self.name in _LOOPS:
-            return "loop"
-        if _ALLOCS.match(self.name):
-            return "alloc"
-        return _FAMILY_OF_OP.get(self.name, "other")
-
-
-def _root_name(node: ast.AST) -> str | None:
-    while isinstance(node, (ast.Subscript, ast.Attribute, ast.Starred)):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
-def _tile_call(node: ast.AST) -> str | None:
-    """``name`` for a call ``T.name(...)`` (any ``<module>.name`` of a tile language alias), else None."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
-        return node.func.attr
-    return None
-
-
-def cell_ops(text: str, near: set[int]) -> dict[int, CellOp]:
-    """The tile ops of the innermost function of ``text`` holding most of the lines in ``near``."""
-    # IPython-only lines (magics, shell escapes) would stop ast: blank them, keeping line numbers.
-    cleaned = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.splitlines())
-    try:
-        tree = ast.parse(cleaned)
-    except SyntaxError:
-        return {}
-    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    best = max(
-        functions,
-        key=lambda f: (sum(f.lineno <= line <= (f.end_lineno or f.lineno) for line in near), -(f.end_lineno or 0) + f.lineno),
-        default=None,
-    )
-    if best is None:
-        return {}
-    ops: dict[int, CellOp] = {}
-    for node in ast.walk(best):
-        if isinstance(node, ast.For) and (name := _tile_call(node.iter)):
-            ops[node.lineno] = CellOp(node.lineno, name, (), node.end_lineno or node.lineno)
-        elif isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign)) and (name := _tile_call(node.value)):
-            call = node.value
-            buffers = [_root_name(arg) for arg in call.args] + [_root_name(k.value) for k in call.keywords]
-            if isinstance(node, ast.Assign) and _ALLOCS.match(name):
-                buffers = [_root_name(target) for target in node.targets]
-            elif isinstance(node, ast.AnnAssign) and _ALLOCS.match(name):
-                buffers = [_root_name(node.target)]
-            ops[node.lineno] = CellOp(node.lineno, name, tuple(b for b in buffers if b), node.end_lineno or node.lineno)
-    return ops
 
 
 @dataclass
@@ -225,6 +160,7 @@ class _Attribution:
         untrusted = {n for n, text in enumerate(source.kernel_source.splitlines(), start=1) if text.lstrip().startswith(("def ", "async def ", "@"))}
         self.cuda = _Cuda(source, untrusted)
         self.allocs = {b: op.line for op in self.ops.values() if op.family == "alloc" for b in op.buffers}
+        self.buffers = {b for op in self.ops.values() for b in op.buffers}
 
     # -- strong lines: tl:: templates and buffer declarations ---------------------
     def template_op(self, number: int, previous: int | None) -> int | None:
@@ -235,7 +171,7 @@ class _Attribution:
             return None
         candidates = [op for op in self.ops.values() if op.family in ("gemm", "copy", "reduce")]
         if family == "reduce" and (kinds := {_REDUCE_KIND[n] for n in names if n in _REDUCE_KIND}):
-            candidates = [op for op in candidates if op.family != "reduce" or op.name in kinds]
+            candidates = [op for op in candidates if op.family != "reduce" or op.name in kinds | _REDUCER_OPS]
         words = set(_IDENT.findall(text))
         words |= {word[: -len("_desc")] for word in words if word.endswith("_desc")}  # TMA descriptors: <buffer>_desc
 
@@ -259,6 +195,23 @@ class _Attribution:
         match = _DECLARED.match(self.cuda.lines[number].text)
         return self.allocs.get(match.group(1)) if match else None
 
+    def operand_op(self, number: int) -> int | None:
+        """The one op that a statement's buffers name: a constant stored into a buffer, its fill; a statement over
+        two or more of the cell's buffers, the op over all of them."""
+        line = self.cuda.lines[number]
+        assignment = _ASSIGNMENT.match(line.text.strip().rstrip(";"))
+        if line.kind != "stmt" or assignment is None:
+            return None
+        targets = set(_IDENT.findall(assignment["target"])) & self.buffers
+        values = set(_IDENT.findall(assignment["value"])) & self.buffers
+        if len(targets) == 1 and not values and not assignment["compound"]:
+            found = [op for op in self.ops.values() if op.family == "fill" and targets <= set(op.buffers)]
+        elif len(targets | values) >= 2:
+            found = [op for op in self.ops.values() if op.family not in ("loop", "alloc") and targets | values <= set(op.buffers)]
+        else:
+            return None
+        return found[0].line if len(found) == 1 else None
+
     def seeds(self) -> dict[int, tuple[int, str]]:
         seeds: dict[int, tuple[int, str]] = {}
         previous = None
@@ -272,6 +225,8 @@ class _Attribution:
                 seeds[number] = (op, "declaration")
             elif line.direct is not None and (self.cuda.fresh(number) or (line.kind in ("stmt", "sync") and self.cuda.trusted(number))):
                 seeds[number] = (line.direct, "directive")
+            elif (op := self.operand_op(number)) is not None:
+                seeds[number] = (op, "operand")
         return seeds
 
     # -- blocks -------------------------------------------------------------------
