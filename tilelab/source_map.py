@@ -63,7 +63,7 @@ _TEMPLATE_FAMILY = [
     (re.compile(r"^(AllReduce|CumSum\w*|reduce\w*|\w+Reducer)$"), "reduce"),
 ]  # fmt: skip
 _REDUCE_KIND = {"MaxOp": "reduce_max", "MinOp": "reduce_min", "SumOp": "reduce_sum", "AbsMaxOp": "reduce_absmax"}
-_REDUCER_OPS = {"finalize_reducer"}  # a reducer's op (sum, max...) is its alloc_reducer's: any AllReduce may be its
+_REDUCER_OPS = {"finalize_reducer"}  # its combine op (sum, max...) is named at alloc_reducer: any AllReduce may be its
 # An assignment: what it stores into, a compound operator's (+= ...; never ==, <=, >=, !=), what it stores.
 _ASSIGNMENT = re.compile(r"^(?P<target>[^=]*?[^=<>!+\-*/%&|^])\s*(?P<compound>[-+*/%&|^]|<<|>>)?=(?!=)(?P<value>.*)$")
 _SYNC = re.compile(
