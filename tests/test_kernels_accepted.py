@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from kernels import autotuned_matmul, matmul, row_sum, row_sum_epoch, two_kernels
+from kernels import autotuned_matmul, matmul, two_kernels
+from reducer_kernels import row_sum, row_sum_epoch
 
 import tilelab
 from tilelab.errors import error_record

@@ -231,7 +231,7 @@ def _linked(source: SourceRecord, statement: str) -> list[str]:
 
 @pytest.mark.slow
 def test_a_reducers_fill_all_reduce_and_copy_link_to_its_init_and_finalize():
-    from kernels import row_sum, row_sum_epoch
+    from reducer_kernels import row_sum, row_sum_epoch
 
     epoch = tilelab.explore(row_sum_epoch, arch="sm_90").source
     legacy = tilelab.explore(row_sum, arch="sm_90").source
