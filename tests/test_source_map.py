@@ -223,6 +223,39 @@ def test_reductions_link_to_their_all_reduce():
         assert any(reducer in text for text in linked), op
 
 
+PAIR_CELL = """import tilelang.language as T
+
+def kernel(A, count):
+    pair = T.alloc_local((2,), "uint8")
+    T.clear(pair)
+    if count == 0:
+        pair[0], pair[1] = 0, 1
+"""
+PAIR_CUDA = """extern "C" __global__ void kernel(uchar* A, int count) {
+  uchar pair[2];
+  pair[0] = (uchar)0;
+  pair[1] = (uchar)0;
+  if (count == 0) {
+    pair[0] = (uchar)0;
+  }
+  if (count == 0) {
+    pair[1] = (uchar)1;
+  }
+}
+"""
+
+
+def test_a_constant_the_cell_stores_itself_keeps_its_line_and_only_an_unclaimed_fill_goes_to_t_clear():
+    # TileLang's #line: the kernel's def for the set-up and the fill (untrusted), then the cell's store, inherited.
+    links = _inherited({1: ("cell", 3), 5: ("cell", 7)}, len(PAIR_CUDA.splitlines()))
+    source_map = build_source_map(SourceRecord(PAIR_CUDA, None, "cuda", links, "cell", PAIR_CELL))
+
+    to_cell = {link.cuda_line: link.cell_line for link in source_map.links}
+    assert to_cell[3] == to_cell[4] == 5  # the fill: T.clear(pair), though its #line named the def
+    assert to_cell[6] == 7  # the cell's own store
+    assert to_cell.get(9) != 5  # nor is its second store T.clear's, though its #line (the first store's) is inherited
+
+
 def _linked(source: SourceRecord, statement: str) -> list[str]:
     """The CUDA lines linked to the cell line that starts with ``statement``."""
     line = next(n for n, text in enumerate(source.kernel_source.splitlines(), 1) if text.strip().startswith(statement))

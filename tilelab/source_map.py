@@ -23,8 +23,9 @@ The repair works on the structure of the CUDA and of the cell:
 2. a directive is trusted where it was emitted and for the simple statements
    after it in the same block, never for loops, branches or barriers that
    merely inherited it, and never when it points outside the cell or at a ``def``;
-   a statement no directive is trusted for links by its operands where they name
-   one op: a constant stored into a buffer to the one ``T.clear`` / ``T.fill`` /
+   a statement no directive is trusted for (and whose inherited one names none of
+   its buffers) links by its operands where they name one op: a constant stored
+   into a buffer to the one ``T.clear`` / ``T.fill`` /
    ``T.reducer_init`` of it, a statement over two or more of the cell's buffers
    to the one op over all of them (``T.finalize_reducer(acc, dst)``'s copy);
 3. a block (``for``, ``if``, ``{``) whose trusted lines all come from one op
@@ -161,6 +162,7 @@ class _Attribution:
         self.cuda = _Cuda(source, untrusted)
         self.allocs = {b: op.line for op in self.ops.values() if op.family == "alloc" for b in op.buffers}
         self.buffers = {b for op in self.ops.values() for b in op.buffers}
+        self.cell = source.kernel_source.splitlines()
 
     # -- strong lines: tl:: templates and buffer declarations ---------------------
     def template_op(self, number: int, previous: int | None) -> int | None:
@@ -196,14 +198,16 @@ class _Attribution:
         return self.allocs.get(match.group(1)) if match else None
 
     def operand_op(self, number: int) -> int | None:
-        """The one op that a statement's buffers name: a constant stored into a buffer, its fill; a statement over
-        two or more of the cell's buffers, the op over all of them."""
+        """The one op that a statement's buffers name, where its ``#line`` does not: a constant stored into a
+        buffer, its fill; a statement over two or more of the cell's buffers, the op over all of them."""
         line = self.cuda.lines[number]
         assignment = _ASSIGNMENT.match(line.text.strip().rstrip(";"))
         if line.kind != "stmt" or assignment is None:
             return None
         targets = set(_IDENT.findall(assignment["target"])) & self.buffers
         values = set(_IDENT.findall(assignment["value"])) & self.buffers
+        if line.direct is not None and set(_IDENT.findall(self.cell[line.direct - 1])) & (targets | values):
+            return None  # its #line, even inherited, names these buffers: a store the cell wrote itself, say
         if len(targets) == 1 and not values and not assignment["compound"]:
             found = [op for op in self.ops.values() if op.family == "fill" and targets <= set(op.buffers)]
         elif len(targets | values) >= 2:
