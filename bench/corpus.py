@@ -1,12 +1,15 @@
 """TileLang's own examples through ``tilelab.explore`` and plain ``tilelang.lower``, per arch.
 
     python bench/corpus.py PATH [--arch sm_90 --arch sm_80] [--limit N] [--json OUT] [--timeout S] [--only SUBSTRING]
+                                [--records DIR]
 
 PATH is a checkout of tile-ai/tilelang (or its ``examples/``). Prints a markdown
 table per arch: kernels tried, how many plain TileLang lowered, how many
-TileLab explored, the TileLab-only failures (goal 0) with their errors, and the
-median and worst capture overhead, then every failure with its error. Progress
-goes to stderr.
+TileLab explored, the TileLab-only failures (goal 0) with their errors, the
+median and worst capture overhead, and the share of the explored kernels' CUDA
+statement lines that the source map links to a line of their Python; then every
+failure with its error. Progress goes to stderr. ``--records`` keeps each
+explored kernel's record (``tilelab.load`` opens it).
 
 How kernels are found: every ``*.py`` under PATH that mentions ``tilelang`` and
 has a ``__main__`` block (test, regression and conftest files excepted) runs as
@@ -56,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib.abc
 import importlib.machinery
 import json
@@ -101,7 +105,9 @@ def example_files(root: Path, only: str | None) -> list[Path]:
     return found
 
 
-def run_file(path: Path, root: Path, archs: list[str], timeout: float, max_kernels: int, seen: set[str]) -> dict:
+def run_file(
+    path: Path, root: Path, archs: list[str], timeout: float, max_kernels: int, seen: set[str], records: Path | None = None
+) -> dict:
     """Run one example's subprocess; returns ``{"file", "note", "seconds", "rows"}`` and adds its kernels to ``seen``."""
     started = time.perf_counter()
     run = _FileRun(str(path.relative_to(root)), archs, seen)
@@ -110,6 +116,7 @@ def run_file(path: Path, root: Path, archs: list[str], timeout: float, max_kerne
         seen_file.write_text(json.dumps(sorted(seen)))
         command = [sys.executable, __file__, str(path), "--child", "--root", str(root), "--seen", str(seen_file),
                    "--limit", str(max_kernels)] + [f"--arch={arch}" for arch in archs]  # fmt: skip
+        command += [f"--records={records}"] if records is not None else []
         with open(Path(scratch, "stderr.log"), "w+") as log:
             child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True, cwd=path.parent)
             ended = _follow(child, timeout, run.take)
@@ -189,6 +196,7 @@ def summarise(rows: list[dict], arch: str) -> dict:
     """The table's numbers for one arch."""
     rows = [row for row in rows if row["arch"] == arch]
     both = [row for row in rows if row["tilelang_ok"] and row["tilelab_ok"]]
+    explored = [row for row in rows if row["tilelab_ok"]]
     worst = max(both, key=lambda row: row["ratio"], default=None)
     return {
         "arch": arch,
@@ -201,7 +209,12 @@ def summarise(rows: list[dict], arch: str) -> dict:
         "median_wall_ratio": statistics.median(row["wall_ratio"] for row in both) if both else None,
         "worst_ratio": worst["ratio"] if worst else None,
         "worst_kernel": worst["kernel"] if worst else None,
+        "linked_share": _share(sum(row["linked_lines"] for row in explored), sum(row["cuda_lines"] for row in explored)),
     }
+
+
+def _share(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
 
 
 def markdown(summaries: list[dict], rows: list[dict], files: list[dict], elapsed_s: float) -> str:
@@ -210,19 +223,21 @@ def markdown(summaries: list[dict], rows: list[dict], files: list[dict], elapsed
     def ratio(value):
         return f"{value:.2f}×" if value is not None else "–"
 
-    lines = ["| arch | tried | TileLang ok | TileLab ok | TileLab-only failures | median overhead | worst overhead |",
-             "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines = ["| arch | tried | TileLang ok | TileLab ok | TileLab-only failures | median overhead | worst overhead | CUDA lines linked |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for s in summaries:
         worst = f"{ratio(s['worst_ratio'])} ({s['worst_kernel']})" if s["worst_kernel"] else "–"
+        linked = f"{s['linked_share']:.1%}" if s["linked_share"] is not None else "–"
         lines.append(f"| {s['arch']} | {s['tried']} | {s['tilelang_ok']} | {s['tilelab_ok']} | "
-                     f"{s['tilelab_only_failures']} | {ratio(s['median_ratio'])} | {worst} |")  # fmt: skip
+                     f"{s['tilelab_only_failures']} | {ratio(s['median_ratio'])} | {worst} | {linked} |")  # fmt: skip
     kinds = {row["key"]: row["kind"] for row in rows}
     empty = [f for f in files if not f["rows"]]
     walls = ", ".join(f"{s['arch']} {ratio(s['median_wall_ratio'])}" for s in summaries)
     lines += ["", f"{len(kinds)} kernels from {len(files) - len(empty)} of {len(files)} example files "
               f"({list(kinds.values()).count('autotune')} in `@tilelang.autotune`); {elapsed_s:.0f} s in all. "
               "Overhead: CPU time of `tilelab.explore` / of plain `get_tir` + `tilelang.lower` "
-              f"(median wall-clock ratio: {walls})."]  # fmt: skip
+              f"(median wall-clock ratio: {walls}). CUDA lines linked: of the statement lines inside the explored "
+              "kernels' device functions, those the source map links to a line of the kernel's Python."]  # fmt: skip
     tilelab_only = [row for row in rows if row["tilelang_ok"] and not row["tilelab_ok"]]
     lines += ["", f"### TileLab-only failures: {len(tilelab_only)}", ""]
     lines += [f"- {_row_name(row)}: {row['tilelab_error']}" for row in tilelab_only] or ["None."]
@@ -263,7 +278,8 @@ def main() -> None:
     for number, path in enumerate(candidates, 1):
         if kernels_left is not None and kernels_left <= 0:
             break
-        files.append(run_file(path, root, archs, options.timeout, -1 if kernels_left is None else kernels_left, seen))
+        records = Path(options.records).resolve() if options.records else None
+        files.append(run_file(path, root, archs, options.timeout, -1 if kernels_left is None else kernels_left, seen, records))
         found = len(files[-1]["rows"]) // len(archs)
         kernels_left = None if kernels_left is None else kernels_left - found
         print(f"({number}/{len(candidates)}) {files[-1]['file']}: {found} kernels in {files[-1]['seconds']:.0f} s; "
@@ -288,6 +304,7 @@ def _parse_args() -> argparse.Namespace:
     parser.add_argument("--json", help="write every row and the summary to this file")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one discovery or one lowering may take")
     parser.add_argument("--only", help="only example files whose path under PATH contains this")
+    parser.add_argument("--records", help="write each explored kernel's record to this folder (ARCH/KERNEL.json)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--root", help=argparse.SUPPRESS)
     parser.add_argument("--seen", help=argparse.SUPPRESS)
@@ -551,15 +568,35 @@ def _undecorated(kernel: dict) -> tuple[Any, tuple, dict, dict]:
     return jit, args, kwargs, pass_configs
 
 
-def tilelab_explore(kernel: dict, arch: str) -> dict:
-    """``tilelab.explore`` on the kernel as the example called it (no nvcc); returns the row's tilelab fields."""
+def tilelab_explore(kernel: dict, arch: str, records: Path | None = None) -> dict:
+    """``tilelab.explore`` on the kernel as the example called it (no nvcc); returns the row's tilelab fields, and
+    writes the record to ``records/<arch>/`` if given."""
     import tilelab
 
     def explore():
         return tilelab.explore(kernel["object"], *kernel["args"], arch=arch, machine_code=False, **kernel["kwargs"])
 
     record, seconds, cpu_s = _timed(explore)
-    return {"tilelab_s": seconds, "tilelab_cpu_s": cpu_s, "device_kernels": len(record.launches)}
+    if records is not None:
+        (records / arch).mkdir(parents=True, exist_ok=True)
+        record.save(records / arch / (re.sub(r"[^\w.-]+", "_", kernel["key"]) + ".json"))
+    return {"tilelab_s": seconds, "tilelab_cpu_s": cpu_s, "device_kernels": len(record.launches), **link_coverage(record)}
+
+
+def link_coverage(record: Any) -> dict:
+    """How many of the device code's statement lines inside a function the source map links to a cell line (the
+    Source tab's tints), and through what (``tilelab.records.FoundThrough``)."""
+    if record.source is None or record.source.source_map is None:
+        return {"cuda_lines": 0, "linked_lines": 0, "linked_by": {}}
+    how = {link.cuda_line: link.how.value for link in record.source.source_map.links}
+    depth, body = 0, []
+    for number, text in enumerate(record.source.device.splitlines(), 1):
+        stripped = text.strip()
+        if depth > 0 and stripped and not stripped.startswith(("#", "}", "//")) and stripped != "{":
+            body.append(number)
+        depth += text.count("{") - text.count("}")
+    linked = [how[number] for number in body if number in how]
+    return {"cuda_lines": len(body), "linked_lines": len(linked), "linked_by": {h: linked.count(h) for h in sorted(set(linked))}}
 
 
 def _timed(action) -> tuple[Any, float, float]:
@@ -614,17 +651,18 @@ def child_main(options: argparse.Namespace) -> None:
     if kernels:
         _warm_up(archs)
     with _stand_in_sm_count():
-        _time_both_sides(kernels, archs, emit)
+        _time_both_sides(kernels, archs, emit, Path(options.records) if options.records else None)
 
 
-def _time_both_sides(kernels: list[dict], archs: list[str], emit) -> None:
+def _time_both_sides(kernels: list[dict], archs: list[str], emit, records: Path | None) -> None:
     """Plain lowering then ``tilelab.explore`` for each kernel and arch; a step and a result event each."""
+    explore = functools.partial(tilelab_explore, records=records)
     for index, kernel in enumerate(kernels):
         for arch in archs:
             emit(event="step", index=index, arch=arch, tool="tilelang")
             _elaborate_untimed(kernel, arch)
             plain = {}
-            for tool, measure in (("tilelang", plain_lower), ("tilelab", tilelab_explore)):
+            for tool, measure in (("tilelang", plain_lower), ("tilelab", explore)):
                 emit(event="step", index=index, arch=arch, tool=tool)
                 try:
                     fields = {f"{tool}_ok": True, f"{tool}_error": None, **measure(kernel, arch)}

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import tilelab
+
 ROOT = Path(__file__).resolve().parent.parent
 
 SMALL_GEMM = '''
@@ -119,9 +121,10 @@ def corpus(tmp_path_factory):
     }.items():
         (examples / relative).parent.mkdir(parents=True, exist_ok=True)
         (examples / relative).write_text(textwrap.dedent(source))
-    out = examples.parent / "corpus.json"
+    out, records = examples.parent / "corpus.json", examples.parent / "records"
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "corpus.py"), str(examples.parent), "--arch", "sm_90", "--json", str(out)],
+        [sys.executable, str(ROOT / "bench" / "corpus.py"), str(examples.parent), "--arch", "sm_90", "--json", str(out),
+         "--records", str(records)],
         capture_output=True, text=True, timeout=180, cwd=ROOT,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
@@ -164,3 +167,17 @@ def test_corpus_overhead_is_explore_cpu_time_over_plain_cpu_time_for_kernels_bot
         assert row["wall_ratio"] == pytest.approx(row["tilelab_s"] / row["tilelang_s"])
         assert 0 < row["elaborate_s"] < row["tilelang_s"]
     assert report["summary"][0]["median_ratio"] > 0
+
+
+def test_corpus_counts_the_cuda_lines_the_source_map_links_and_keeps_each_record(corpus):
+    stdout, report = corpus
+
+    gemm = next(row for row in report["rows"] if row["kernel"] == "gemm/example_small_gemm.py::matmul")
+    explored = [row for row in report["rows"] if row["tilelab_ok"]]
+    record = tilelab.load(next(Path(report["path"]).parent.glob("records/sm_90/*small_gemm*matmul.json")))
+
+    assert 0 < gemm["linked_lines"] <= gemm["cuda_lines"] and sum(gemm["linked_by"].values()) == gemm["linked_lines"]
+    assert gemm["linked_lines"] <= len(record.source.source_map.links) and len(record.launches) == gemm["device_kernels"]
+    share = sum(row["linked_lines"] for row in explored) / sum(row["cuda_lines"] for row in explored)
+    assert report["summary"][0]["linked_share"] == pytest.approx(share)
+    assert f"| {share:.1%} |" in stdout
