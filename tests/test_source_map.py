@@ -256,6 +256,40 @@ def test_a_constant_the_cell_stores_itself_keeps_its_line_and_only_an_unclaimed_
     assert to_cell.get(9) != 5  # nor is its second store T.clear's, though its #line (the first store's) is inherited
 
 
+SCALE_CELL = """import tilelang.language as T
+
+def kernel(X, Y, Z, scale):
+    x = T.alloc_fragment((64,), "float32")
+    y = T.alloc_fragment((64,), "float32")
+    T.copy(X, x)
+    T.copy(Y, y)
+    for i in T.Parallel(64):
+        x[i] = x[i] * scale
+        y[i] = y[i] + x[i]
+    T.copy(x, Z)
+"""
+SCALE_CUDA = """extern "C" __global__ void kernel(float* X, float* Y, float* Z, float scale) {
+  float x[2];
+  float y[2];
+  for (int i = 0; i < 2; ++i) {
+    x[i] = (x[i] * scale);
+    y[i] = (y[i] + x[i]);
+  }
+}
+"""
+
+
+def test_a_statement_that_tilelang_gives_to_a_t_parallel_loop_links_to_the_body_line_naming_its_buffers():
+    # TileLang's #line: the T.Parallel line for the whole fused loop, its body included.
+    links = _inherited({4: ("cell", 8), 7: ("cell", 8)}, len(SCALE_CUDA.splitlines()))
+    source_map = build_source_map(SourceRecord(SCALE_CUDA, None, "cuda", links, "cell", SCALE_CELL))
+
+    to_cell = {link.cuda_line: link.cell_line for link in source_map.links}
+    assert to_cell[4] == to_cell[7] == 8  # the loop and its brace stay with T.Parallel
+    assert to_cell[6] == 10  # only y[i] = y[i] + x[i] names both x and y
+    assert to_cell[5] == 9  # both body lines name x; x[i] = x[i] * scale is the one storing into it
+
+
 def _linked(source: SourceRecord, statement: str) -> list[str]:
     """The CUDA lines linked to the cell line that starts with ``statement``."""
     line = next(n for n, text in enumerate(source.kernel_source.splitlines(), 1) if text.strip().startswith(statement))
@@ -263,7 +297,7 @@ def _linked(source: SourceRecord, statement: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_a_reducers_fill_all_reduce_and_copy_link_to_its_init_and_finalize():
+def test_a_reducers_init_update_and_finalize_each_link_to_their_cuda():
     from reducer_kernels import row_sum, row_sum_epoch
 
     epoch = tilelab.explore(row_sum_epoch, arch="sm_90").source
@@ -277,3 +311,6 @@ def test_a_reducers_fill_all_reduce_and_copy_link_to_its_init_and_finalize():
     assert any("make_float4(broadcast_var" in text for text in _linked(legacy, "T.clear(acc)"))
     assert any("tl::AllReduce<tl::SumOp" in text for text in _linked(legacy, "T.finalize_reducer(acc)"))
     assert not any("AllReduce" in text for text in _linked(legacy, "T.copy(acc, Out"))  # it shares the operand acc, nothing more
+    # The accumulate: its #line is the T.Parallel loop's; its body statement is the one naming acc and tile.
+    assert any(text.startswith("acc[") and "tile[" in text for text in _linked(epoch, "T.reducer_update(acc[i], tile[i, j])"))
+    assert any(text.startswith("acc[") and "tile[" in text for text in _linked(legacy, "acc[i] += tile[i, j]"))

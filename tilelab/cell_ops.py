@@ -9,7 +9,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-__all__ = ["CellOp", "cell_ops"]
+__all__ = ["BodyStatement", "CellOp", "cell_ops"]
 
 _FAMILY_OF_OP = {
     "gemm": "gemm", "gemm_v1": "gemm", "gemm_v2": "gemm", "wgmma_gemm": "gemm", "gemm_sp": "gemm", "tcgen05_gemm": "gemm",
@@ -25,6 +25,15 @@ _ALLOCS = re.compile(r"^alloc_\w+$")
 
 
 @dataclass(frozen=True)
+class BodyStatement:
+    """A statement of a ``T.Parallel`` loop's body, in its ``if`` branches too (not in a loop nested in it)."""
+
+    line: int
+    names: frozenset[str]  # every name it uses
+    targets: frozenset[str]  # the names it stores into
+
+
+@dataclass(frozen=True)
 class CellOp:
     """A tile-op statement of the kernel's Python: ``T.<name>(...)`` at ``line``, or a ``for`` over a tile loop."""
 
@@ -32,6 +41,7 @@ class CellOp:
     name: str  # "gemm", "copy", "reduce_max", "Pipelined", "alloc_shared", ...
     buffers: tuple[str, ...]  # the names its arguments start with (loops: none)
     end: int  # last line of its statement (loops: of their body)
+    statements: tuple[BodyStatement, ...] = ()  # a T.Parallel loop's: the statements of its body
 
     @property
     def family(self) -> str:
@@ -55,6 +65,19 @@ def _tile_call(node: ast.AST) -> str | None:
     return None
 
 
+def _body_statements(body: list[ast.stmt]) -> tuple[BodyStatement, ...]:
+    found: list[BodyStatement] = []
+    for node in body:
+        if isinstance(node, ast.If):
+            found += _body_statements(node.body) + _body_statements(node.orelse)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)):
+            names = frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+            stored = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            targets = frozenset(name for target in stored if target is not None and (name := _root_name(target)))
+            found.append(BodyStatement(node.lineno, names, targets))
+    return tuple(found)
+
+
 def cell_ops(text: str, near: set[int]) -> dict[int, CellOp]:
     """The tile ops of the innermost function of ``text`` holding most of the lines in ``near``."""
     # IPython-only lines (magics, shell escapes) would stop ast: blank them, keeping line numbers.
@@ -74,7 +97,8 @@ def cell_ops(text: str, near: set[int]) -> dict[int, CellOp]:
     ops: dict[int, CellOp] = {}
     for node in ast.walk(best):
         if isinstance(node, ast.For) and (name := _tile_call(node.iter)):
-            ops[node.lineno] = CellOp(node.lineno, name, (), node.end_lineno or node.lineno)
+            statements = _body_statements(node.body) if name == "Parallel" else ()
+            ops[node.lineno] = CellOp(node.lineno, name, (), node.end_lineno or node.lineno, statements)
         elif isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign)) and (name := _tile_call(node.value)):
             call = node.value
             buffers = [_root_name(arg) for arg in call.args] + [_root_name(k.value) for k in call.keywords]

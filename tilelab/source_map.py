@@ -162,6 +162,7 @@ class _Attribution:
         self.cuda = _Cuda(source, untrusted)
         self.allocs = {b: op.line for op in self.ops.values() if op.family == "alloc" for b in op.buffers}
         self.buffers = {b for op in self.ops.values() for b in op.buffers}
+        self.in_body: set[int] = set()  # device-code lines linked into a T.Parallel body rather than to its loop
         self.cell = source.kernel_source.splitlines()
 
     # -- strong lines: tl:: templates and buffer declarations ---------------------
@@ -216,6 +217,21 @@ class _Attribution:
             return None
         return found[0].line if len(found) == 1 else None
 
+    def body_statement(self, number: int) -> int | None:
+        """The statement of a ``T.Parallel`` body that a statement its ``#line`` gives to the loop came from: the one
+        naming all the cell's buffers it touches (of several, the one storing into the same buffer)."""
+        line = self.cuda.lines[number]
+        loop = self.ops.get(line.direct)
+        assignment = _ASSIGNMENT.match(line.text.strip().rstrip(";"))
+        if loop is None or not loop.statements or line.kind != "stmt" or assignment is None:
+            return None
+        touched = set(_IDENT.findall(line.text)) & self.buffers
+        found = [statement for statement in loop.statements if touched and touched <= statement.names]
+        if len(found) > 1:  # more than one names them all: the one storing where it stores
+            stored = set(_IDENT.findall(assignment["target"])) & self.buffers
+            found = [statement for statement in found if stored and statement.targets == stored]
+        return found[0].line if len(found) == 1 else None
+
     def seeds(self) -> dict[int, tuple[int, str]]:
         seeds: dict[int, tuple[int, str]] = {}
         previous = None
@@ -228,7 +244,11 @@ class _Attribution:
             elif (op := self.declared_op(number)) is not None:
                 seeds[number] = (op, "declaration")
             elif line.direct is not None and (self.cuda.fresh(number) or (line.kind in ("stmt", "sync") and self.cuda.trusted(number))):
-                seeds[number] = (line.direct, "directive")
+                if (body := self.body_statement(number)) is not None:
+                    seeds[number] = (body, "operand")
+                    self.in_body.add(number)
+                else:
+                    seeds[number] = (line.direct, "directive")
             elif (op := self.operand_op(number)) is not None:
                 seeds[number] = (op, "operand")
         return seeds
@@ -241,7 +261,8 @@ class _Attribution:
 
     def block(self, opener: int, seeds: dict[int, tuple[int, str]]) -> tuple[int, str] | None:
         """The op a block belongs to, from the strong lines inside it."""
-        ops = {seeds[n][0] for n in self.cuda.inside(opener) if n in seeds}
+        inside = [n for n in self.cuda.inside(opener) if n in seeds]
+        ops = {self.cuda.lines[n].direct if n in self.in_body else seeds[n][0] for n in inside}  # a body's: its loop's
         if not ops:
             return None
         loop = self.cuda.is_loop(opener)

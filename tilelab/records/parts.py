@@ -83,7 +83,8 @@ class FoundThrough(str, Enum):
     BLOCK = "block"  # the block around it
     DECLARATION = "declaration"  # the declaration of a buffer the kernel allocates
     PIPELINE = "pipeline"  # a pipelined loop's loops and barriers
-    OPERAND = "operand"  # the buffers it reads and writes, which one op of the kernel names (a fill: the one that fills)
+    OPERAND = "operand"  # the buffers it reads and writes: one op names them all (a fill: the one that fills), or one
+    # statement of the T.Parallel loop that its #line gives
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ HOW = {
     FoundThrough.BLOCK.value: "the block around them",
     FoundThrough.DECLARATION.value: "the buffer declaration",
     FoundThrough.PIPELINE.value: "the pipelined loop's loops and barriers",
-    FoundThrough.OPERAND.value: "the buffers they touch (no other such op names them all)",
+    FoundThrough.OPERAND.value: "the buffers they touch (no other op or T.Parallel statement names them all)",
 }
 _UNLINKED_RIGHT = "TileLang emitted it for the kernel as a whole (set-up, barriers, warp-specialisation branches)."
 
