@@ -290,6 +290,41 @@ def test_a_statement_that_tilelang_gives_to_a_t_parallel_loop_links_to_the_body_
     assert to_cell[5] == 9  # both body lines name x; x[i] = x[i] * scale is the one storing into it
 
 
+SELECT_CELL = """import tilelang.language as T
+
+def kernel(A, B, sign):
+    a = T.alloc_local((16,), "int8")
+    b = T.alloc_local((16,), "int8")
+    for v in T.vectorized(16):
+        a[v] = T.if_then_else(sign == 0, A[v], B[v])
+    T.copy(a, B)
+"""
+SELECT_CUDA = """extern "C" __global__ void kernel(signed char* A, signed char* B, int sign) {
+  signed char a[16];
+  unsigned char b[16];
+  int4 condval;
+  if (sign == 0) {
+    condval = *(int4*)(A + 0);
+  } else {
+    condval = *(int4*)(B + 0);
+  }
+  *(int4*)(a + 0) = condval;
+  *(int4*)(B + 0) = *(int4*)(a + 0);
+}
+"""
+
+
+def test_a_t_if_then_else_branch_between_two_lines_of_its_directive_and_a_two_word_declaration_are_linked():
+    # TileLang's #line: the kernel's def (untrusted) for the declarations, the select's line, then T.copy's.
+    links = _inherited({2: ("cell", 3), 4: ("cell", 7), 11: ("cell", 8)}, len(SELECT_CUDA.splitlines()))
+    source_map = build_source_map(SourceRecord(SELECT_CUDA, None, "cuda", links, "cell", SELECT_CELL))
+
+    to_cell = {link.cuda_line: link.cell_line for link in source_map.links}
+    assert (to_cell[2], to_cell[3]) == (4, 5)  # signed char a[16], unsigned char b[16]: their T.alloc_local
+    assert [to_cell.get(n) for n in range(4, 11)] == [7] * 7  # the if, its else and both loads: the select's line
+    assert to_cell[11] == 8
+
+
 def _linked(source: SourceRecord, statement: str) -> list[str]:
     """The CUDA lines linked to the cell line that starts with ``statement``."""
     line = next(n for n, text in enumerate(source.kernel_source.splitlines(), 1) if text.strip().startswith(statement))

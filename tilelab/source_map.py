@@ -71,7 +71,10 @@ _SYNC = re.compile(
     r"(\bmbarrier\w*\[.*\]\s*\.\s*\w+\(|__syncthreads\(|__syncwarp\(|\btl::(cp_async_commit|cp_async_wait|fence\w*|"
     r"tma_store_arrive|tma_store_wait|__sync_thread_partial|mbarrier\w*|synchronize\w*)\b)"
 )
-_DECLARED = re.compile(r"^\s*(?:extern\s+)?(?:__shared__\s+)?(?:__align__\(\d+\)\s+)?[\w:<>]+[\s*]+(\w+)\s*(?:\[[^\]]*\])?\s*(?:=|;)")
+_DECLARED = re.compile(
+    r"^\s*(?:extern\s+)?(?:__shared__\s+)?(?:__align__\(\d+\)\s+)?(?:(?:signed|unsigned|long|short|const|volatile)\s+)*"
+    r"[\w:<>]+[\s*]+(\w+)\s*(?:\[[^\]]*\])?\s*(?:=|;)"
+)
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
@@ -275,6 +278,23 @@ class _Attribution:
             return cell_loop, "pipeline"
         return None
 
+    def sandwiched(self, opener: int, resolved: dict[int, tuple[int, str]]) -> list[int]:
+        """An ``if`` (its ``else`` too) whose own ``#line`` is that of the statements right before and after it, both
+        linked by that directive (TileLang's predicated load of a ``T.if_then_else``, say): the chain's openers."""
+        chain, line = [opener], self.cuda.lines[opener]
+        while (end := self.cuda.close_of.get(chain[-1])) is not None and self.cuda.lines[end].kind == "reopen":
+            chain.append(end)
+        siblings = self.cuda.children[line.parent]
+        if line.direct is None or end is None or end not in siblings:
+            return []
+        around = []
+        for at, step in ((siblings.index(opener), -1), (siblings.index(end), 1)):
+            at += step
+            while 0 <= at < len(siblings) and self.cuda.lines[siblings[at]].kind in ("pragma", "blank"):
+                at += step
+            around.append(resolved.get(siblings[at]) if 0 <= at < len(siblings) else None)
+        return chain if around[0] == around[1] == (line.direct, "directive") else []
+
     def loop_of_barrier(self, number: int, resolved: dict[int, tuple[int, str]]) -> int | None:
         """The cell loop of the innermost CUDA ``for`` around a barrier, if that ``for`` is one."""
         for ancestor in self.cuda.ancestors(number):
@@ -319,6 +339,8 @@ class _Attribution:
                     barriers.append(number)
             elif self.cuda.trusted(number):
                 resolved[number] = (line.direct, "directive")
+            elif line.kind == "open" and (chain := self.sandwiched(number, resolved)):
+                resolved.update(dict.fromkeys(chain, (line.direct, "directive")))
             elif line.parent in resolved:
                 resolved[number] = (resolved[line.parent][0], "block")
         for number in barriers:
