@@ -28,13 +28,18 @@ The repair works on the structure of the CUDA and of the cell:
    into a buffer to the one ``T.clear`` / ``T.fill`` /
    ``T.reducer_init`` of it, a statement over two or more of the cell's buffers
    to the one op over all of them (``T.finalize_reducer(acc, dst)``'s copy);
+   a statement whose directive is a ``T.Parallel`` loop's links to the statement
+   of that loop's body naming all the cell buffers it touches, where one does
+   (``T.reducer_update(acc[i], tile[i, j])``);
 3. a block (``for``, ``if``, ``{``) whose trusted lines all come from one op
    belongs to that op; a loop holding several ops, or barriers, belongs to the
    cell loop (``T.Pipelined`` ...) that holds them all, except a reduce's own
    loop (its ``AllReduce`` brings the barrier), which is the reduce's;
-4. untrusted simple lines take their block's op, barriers their pipeline's loop
-   or the op beside them; ``}`` closes with its opener, ``#pragma`` goes with
-   the next line.
+4. an ``if``/``else`` whose own directive is that of the directive-linked
+   statements right before and after it takes that line (a ``T.if_then_else``'s
+   predicated load); untrusted simple lines take their block's op, barriers their
+   pipeline's loop or the op beside them; ``}`` closes with its opener,
+   ``#pragma`` goes with the next line.
 
 Lines that end up with no op (kernel prologue, barrier set-up, the
 warp-specialisation branch) stay unlinked, and the view says so.
