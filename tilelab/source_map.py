@@ -226,8 +226,8 @@ class _Attribution:
         return found[0].line if len(found) == 1 else None
 
     def body_statement(self, number: int) -> int | None:
-        """The statement of a ``T.Parallel`` body that a statement its ``#line`` gives to the loop came from: the one
-        naming all the cell's buffers it touches (of several, the one storing into the same buffer)."""
+        """Where ``#line`` gives statement ``number`` to a ``T.Parallel`` loop: the line of the loop's body it came
+        from, the one naming all the cell buffers it touches (of several, the one storing into the same buffer)."""
         line = self.cuda.lines[number]
         loop = self.ops.get(line.direct)
         assignment = _ASSIGNMENT.match(line.text.strip().rstrip(";"))
