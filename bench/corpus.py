@@ -275,10 +275,10 @@ def main() -> None:
     started = time.perf_counter()
     files, seen, kernels_left = [], set(), options.limit
     candidates = example_files(root, options.only)
+    records = Path(options.records).resolve() if options.records else None
     for number, path in enumerate(candidates, 1):
         if kernels_left is not None and kernels_left <= 0:
             break
-        records = Path(options.records).resolve() if options.records else None
         files.append(run_file(path, root, archs, options.timeout, -1 if kernels_left is None else kernels_left, seen, records))
         found = len(files[-1]["rows"]) // len(archs)
         kernels_left = None if kernels_left is None else kernels_left - found

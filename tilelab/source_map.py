@@ -206,18 +206,25 @@ class _Attribution:
         match = _DECLARED.match(self.cuda.lines[number].text)
         return self.allocs.get(match.group(1)) if match else None
 
+    def assignment(self, number: int) -> tuple[set[str], set[str], bool] | None:
+        """For a statement that assigns: the cell's buffers it stores into, those it reads, whether compound (+=)."""
+        line = self.cuda.lines[number]
+        match = _ASSIGNMENT.match(line.text.strip().rstrip(";"))
+        if line.kind != "stmt" or match is None:
+            return None
+        targets = set(_IDENT.findall(match["target"])) & self.buffers
+        return targets, set(_IDENT.findall(match["value"])) & self.buffers, bool(match["compound"])
+
     def operand_op(self, number: int) -> int | None:
         """The one op that a statement's buffers name, where its ``#line`` does not: a constant stored into a
         buffer, its fill; a statement over two or more of the cell's buffers, the op over all of them."""
-        line = self.cuda.lines[number]
-        assignment = _ASSIGNMENT.match(line.text.strip().rstrip(";"))
-        if line.kind != "stmt" or assignment is None:
+        line, assignment = self.cuda.lines[number], self.assignment(number)
+        if assignment is None:
             return None
-        targets = set(_IDENT.findall(assignment["target"])) & self.buffers
-        values = set(_IDENT.findall(assignment["value"])) & self.buffers
+        targets, values, compound = assignment
         if line.direct is not None and set(_IDENT.findall(self.cell[line.direct - 1])) & (targets | values):
             return None  # its #line, even inherited, names these buffers: a store the cell wrote itself, say
-        if len(targets) == 1 and not values and not assignment["compound"]:
+        if len(targets) == 1 and not values and not compound:
             found = [op for op in self.ops.values() if op.family == "fill" and targets <= set(op.buffers)]
         elif len(targets | values) >= 2:
             found = [op for op in self.ops.values() if op.family not in ("loop", "alloc") and targets | values <= set(op.buffers)]
@@ -228,15 +235,13 @@ class _Attribution:
     def body_statement(self, number: int) -> int | None:
         """Where ``#line`` gives statement ``number`` to a ``T.Parallel`` loop: the line of the loop's body it came
         from, the one naming all the cell buffers it touches (of several, the one storing into the same buffer)."""
-        line = self.cuda.lines[number]
-        loop = self.ops.get(line.direct)
-        assignment = _ASSIGNMENT.match(line.text.strip().rstrip(";"))
-        if loop is None or not loop.statements or line.kind != "stmt" or assignment is None:
+        loop, assignment = self.ops.get(self.cuda.lines[number].direct), self.assignment(number)
+        if loop is None or not loop.statements or assignment is None:
             return None
-        touched = set(_IDENT.findall(line.text)) & self.buffers
+        stored, read, _ = assignment
+        touched = stored | read
         found = [statement for statement in loop.statements if touched and touched <= statement.names]
         if len(found) > 1:  # more than one names them all: the one storing where it stores
-            stored = set(_IDENT.findall(assignment["target"])) & self.buffers
             found = [statement for statement in found if stored and statement.targets == stored]
         return found[0].line if len(found) == 1 else None
 
