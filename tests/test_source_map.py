@@ -211,16 +211,15 @@ def test_on_sm90_the_tma_loads_link_to_their_copies_and_the_producer_loop_to_the
 
 
 @pytest.mark.slow
-def test_reductions_link_to_their_all_reduce():
+def test_reductions_link_to_their_all_reduce_and_a_max_into_kept_values_to_its_scratch_buffer():
     from kernels import flash_attention
 
     source = tilelab.explore(flash_attention, arch="sm_90").source
-    cell, lines = source.kernel_source.splitlines(), source.device.splitlines()
 
     for op, reducer in (("T.reduce_max", "tl::MaxOp"), ("T.reduce_sum", "tl::SumOp")):
-        line = next(n for n, text in enumerate(cell, 1) if text.strip().startswith(op))
-        linked = [lines[n - 1] for n in source.source_map.cuda_lines_for(line)]
-        assert any(reducer in text for text in linked), op
+        assert any(reducer in text for text in _linked(source, op)), op
+    # clear=False: TileLang reduces into a buffer of its own, scores_max_clear, then takes the max with scores_max.
+    assert "float scores_max_clear[2];" in _linked(source, "T.reduce_max(acc_s, scores_max, dim=1, clear=False)")
 
 
 PAIR_CELL = """import tilelang.language as T

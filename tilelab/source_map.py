@@ -19,7 +19,8 @@ The repair works on the structure of the CUDA and of the cell:
    ``AllReduce<MaxOp>`` → reduce_max or a reducer's ``T.finalize_reducer`` ...)
    and its operands name the buffers, matched to the cell's ``T.gemm`` /
    ``T.copy`` / ``T.reduce_*`` calls; a declaration of a buffer the cell
-   allocates links to that allocation;
+   allocates links to that allocation, and of a reduce's scratch
+   (``<dst>_clear``, for ``clear=False``) to that reduce;
 2. a directive is trusted where it was emitted and for the simple statements
    after it in the same block, never for loops, branches or barriers that
    merely inherited it, and never when it points outside the cell or at a ``def``;
@@ -81,6 +82,7 @@ _DECLARED = re.compile(
     r"[\w:<>]+[\s*]+(\w+)\s*(?:\[[^\]]*\])?\s*(?:=|;)"
 )
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+_CLEAR_SCRATCH = re.compile(r"^(\w+)_clear(?:_\d+)?$")  # TileLang's ReduceOp: dst + "_clear", made unique
 
 
 @dataclass
@@ -203,8 +205,12 @@ class _Attribution:
         return None
 
     def declared_op(self, number: int) -> int | None:
+        """A declared buffer's op: the cell's allocation of it, or the one reduce whose scratch it is."""
         match = _DECLARED.match(self.cuda.lines[number].text)
-        return self.allocs.get(match.group(1)) if match else None
+        name = match.group(1) if match else ""
+        scratch = _CLEAR_SCRATCH.match(name)
+        reduces = [op.line for op in self.ops.values() if scratch and op.family == "reduce" and scratch.group(1) in op.buffers]
+        return self.allocs.get(name, reduces[0] if len(reduces) == 1 else None)
 
     def assignment(self, number: int) -> tuple[set[str], set[str], bool] | None:
         """For a statement that assigns: the cell's buffers it stores into, those it reads, whether compound (+=)."""
