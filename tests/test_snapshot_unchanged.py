@@ -13,7 +13,8 @@ naming a theme variable (but the text colour) is preceded by its fallback's (``t
 the fallbacks of table borders and of the occupancy bar's track are translucent greys (they were ``#eee``) that
 read on a dark page too, the Source section's tints are rgba instead of hsla, and the layout descriptions wrap with
 ``overflow-wrap:break-word`` (it was ``anywhere``), and each warp map's block has a hover box naming its
-warp, threads, rows and columns (an image shows no SVG tooltip).
+warp, threads, rows and columns (an image shows no SVG tooltip), and the Source section's note on machine code
+points to the Machine code section the record has (it said "lowered only (no GPU / nvcc here), so no binary exists").
 When a view changes on purpose, save the snapshot again:
 ``python tests/test_snapshot_unchanged.py``.
 """

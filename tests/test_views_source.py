@@ -60,9 +60,17 @@ def test_a_record_without_source_says_so():
     data = source_data(failed_record())
 
     assert data["panes"] == [] and "stopped before code generation" in data["note"]
-    assert "not available" in binary_note(failed_record())
-    assert "lowered only" in binary_note(sample_record())
-    assert "No generated source." in source_snapshot(data) and "not available" in source_snapshot(data)
+    assert binary_note(failed_record()) == "No machine code: the compile failed before there was CUDA to build."
+    assert "No generated source." in source_snapshot(data) and "before there was CUDA to build" in source_snapshot(data)
+
+
+def test_the_note_on_machine_code_points_to_it_or_says_it_was_not_built_yet_as_the_machine_code_tab_does():
+    with_machine_code = _quickstart()
+    without = replace(with_machine_code, machine_code=None)
+
+    assert binary_note(with_machine_code) == "PTX / SASS, registers and spills: see Machine code."
+    assert "not built yet when this was shown" in binary_note(without)
+    assert "see Machine code." in _source_section(tilelab.to_html(with_machine_code))
 
 
 def test_the_snapshot_shows_both_texts_tints_linked_lines_and_lists_the_links():

@@ -106,7 +106,7 @@ class ExplorerView(BundleView):
             "diff": passes.diff,
             "ir": passes.ir,
             "search": passes.search,
-            "source": lambda _content: source_data(record),
+            "source": lambda _content: source_data(_newest(record)),  # its note follows the machine code too
             "host": lambda _content: source_host(record),
             "machine": machine.summary,
             "machine_code": machine.panes,

@@ -34,6 +34,7 @@ __all__ = [
     "hot_lines",
     "limits_note",
     "machine_data",
+    "machine_state",
     "machine_texts",
     "resource_rows",
 ]
@@ -194,7 +195,7 @@ def machine_data(record: KernelRecord) -> dict[str, Any]:
     when the record has no machine code at all (nothing built yet, or no CUDA to build).
     """
     machine = record.machine_code
-    state, message = _state(record)
+    state, message = machine_state(record)
     data: dict[str, Any] = {"state": state, "message": message, "log": "", "head": None, "notes": [], "warnings": []}
     data |= {"codes": [], "kernels": [], "opcodes": [], "tools": [], "seconds": 0.0}
     if machine is None:
@@ -324,7 +325,7 @@ def _first_error(log: str) -> str:
     return re.sub(r"(?:[\w.-]*[/\\])+(?=[\w.-]+\(\d+\))", "", first.removeprefix("nvcc failed: "))
 
 
-def _state(record: KernelRecord) -> tuple[str, str]:
+def machine_state(record: KernelRecord) -> tuple[str, str]:
     """("ready" | "none" | "pending" | "failed", one line saying why there is nothing to show)."""
     machine = record.machine_code
     if machine is not None and machine.error:

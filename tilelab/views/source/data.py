@@ -12,6 +12,7 @@ from typing import Any
 
 from tilelab.records import FoundThrough, KernelRecord
 from tilelab.source_map import source_map_of
+from tilelab.views.machine.data import machine_state
 
 __all__ = ["HOW", "binary_note", "source_data", "source_host"]
 
@@ -27,15 +28,16 @@ _UNLINKED_RIGHT = "TileLang emitted it for the kernel as a whole (set-up, barrie
 
 
 def binary_note(record: KernelRecord) -> str:
-    """Why PTX/SASS, registers and spills are (not) shown for ``record``."""
-    if record.source is None:
-        return "PTX / SASS, registers and spills: not available — the compile stopped before code generation."
-    if record.lowered_only:
+    """Where ``record``'s PTX / SASS, registers and spills are: under Machine code, or why there are none (yet)."""
+    state, why = machine_state(record)
+    if state == "ready":
+        return "PTX / SASS, registers and spills: see Machine code."
+    if state == "pending":
         return (
-            "PTX / SASS, registers and spills: not available — this kernel was lowered only "
-            "(no GPU / nvcc here), so no binary exists."
+            "PTX / SASS, registers and spills: not built yet when this was shown (TileLab builds them with nvcc in "
+            "the background for Machine code)."
         )
-    return "PTX / SASS, registers and spills: not available — this record carries no nvcc / cuobjdump output."
+    return why
 
 
 def _file_title(kernel_file: str) -> str:
