@@ -208,9 +208,10 @@ class _Attribution:
         """A declared buffer's op: the cell's allocation of it, or the one reduce whose scratch it is."""
         match = _DECLARED.match(self.cuda.lines[number].text)
         name = match.group(1) if match else ""
-        scratch = _CLEAR_SCRATCH.match(name)
-        reduces = [op.line for op in self.ops.values() if scratch and op.family == "reduce" and scratch.group(1) in op.buffers]
-        return self.allocs.get(name, reduces[0] if len(reduces) == 1 else None)
+        if name in self.allocs or not (scratch := _CLEAR_SCRATCH.match(name)):
+            return self.allocs.get(name)
+        reduces = [op.line for op in self.ops.values() if op.family == "reduce" and scratch.group(1) in op.buffers]
+        return reduces[0] if len(reduces) == 1 else None
 
     def assignment(self, number: int) -> tuple[set[str], set[str], bool] | None:
         """For a statement that assigns: the cell's buffers it stores into, those it reads, whether compound (+=)."""
