@@ -174,17 +174,18 @@ def test_each_of_two_device_kernels_shows_only_its_own_sass():
         assert hot[name] and hot[name] <= {left for _right, left, _how in reply["links"]}  # its own CUDA lines only
 
 
-def test_the_tab_says_the_build_is_pending_then_fills_in_when_the_record_is_replaced():
+def test_the_tab_and_the_snapshot_say_the_build_is_pending_then_fill_in_when_the_record_is_replaced():
     record = default_registry().add(tilelab.explore(matmul, arch="sm_90", machine_code=False))
     view = ExplorerView(record)
     _ = view.widget
 
-    pending = ask(view, "machine")
+    pending, snapshot = ask(view, "machine"), view.to_html()
     default_registry().add(record.with_machine_code(machine_code_for(record)))  # what the magic's background build does
 
     assert pending["state"] == "pending" and "background" in pending["message"] and "\n" not in pending["message"]
     assert view.core.machine_updates == 1
     assert ask(view, "machine")["state"] == "ready"
+    assert "data-section='machine'" not in snapshot and "data-section='machine'" in view.to_html()  # what a save keeps
 
 
 def test_without_nvcc_the_tab_says_so_in_one_line(gemm, monkeypatch):

@@ -1,7 +1,7 @@
 """``%tilelang`` line forms: the line read into a subcommand, and the subcommands that only read the session.
 
-``list``, ``show``, ``why`` and ``cache`` live here; :class:`tilelab.magic.TileLangMagics`
-dispatches them (and ``diff``, ``traceback``, ``tune``). Bad input is one :class:`UsageError` line.
+``list``, ``show``, ``diff``, ``why`` and ``cache`` live here; :class:`tilelab.magic.TileLangMagics`
+dispatches them (and ``traceback``, ``tune``). Bad input is one :class:`UsageError` line.
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from tilelab._line import LineError, unquoted, words
+from tilelab.changes import record_changes
 from tilelab.cli.cache import CacheUsageError, magic_command
-from tilelab.runs import RunsError, why_of_runs
+from tilelab.runs import RunsError, pick_runs, why_of_runs
 from tilelab.views import record_view
+from tilelab.views.compare import CompareView
 
 SUBCOMMANDS = ("list", "show", "diff", "why", "cache", "traceback", "tune")
 
@@ -37,6 +39,18 @@ def show(registry: Any, rest: list[str]) -> Any:
     if record is None:
         raise UsageError(f"no kernel called {rest[0]!r} compiled in this session; %tilelang list shows them")
     return record_view(record)
+
+
+def diff(registry: Any, rest: list[str]) -> Any:
+    """``%tilelang diff NAME [A B]``: the comparison of two runs (default: the last two)."""
+    if not rest:
+        raise UsageError("usage: %tilelang diff NAME [A B]  (run numbers; default: the last two)")
+    try:
+        before, after, first, second = pick_runs(registry, rest[0], rest[1:])
+    except RunsError as exc:
+        raise UsageError(str(exc)) from None
+    print("\n".join([f"run {first} -> run {second}", *record_changes(before, after).lines()[1:]]))
+    return CompareView(before, after)
 
 
 def why(registry: Any, rest: list[str]) -> None:

@@ -22,7 +22,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from tilelab import _tilelang as tl
 from tilelab._line import LineError, option_words
 from tilelab._magic_cell import CachedCell, cell_key, compile_cell, located
-from tilelab._magic_lines import cache, list_records, show, subcommand, why
+from tilelab._magic_lines import cache, diff, list_records, show, subcommand, why
 from tilelab._time_limit import EXPLORE_TIMEOUT_S, check_timeout
 from tilelab.errors import KernelCompileError, NoGPUError, error_record
 from tilelab.records import KernelRecord
@@ -49,6 +49,7 @@ class TileLangMagics(Magics):
         self._last_log: str | None = None
         self._replacing = threading.Lock()  # machine code arrives on a worker thread while --profile attaches
         self._machine_code_pending: dict[str, threading.Event] = {}  # record id -> set once its build is attached
+        self._awaiting_machine_code: dict[str, tuple[Any, Any]] = {}  # record id -> its shown Explorer, display handle
 
     @magic_arguments()
     @argument("--args", default=None, help="the kernels' arguments, a Python expression evaluated before the cell runs: '(A, B)' or 'dict(M=512)'")
@@ -207,21 +208,31 @@ class TileLangMagics(Magics):
 
         views = [record_view(record) for record in records]
         for view in views[:-1]:
-            display(view)
+            self._display_explorer(view)
         if not since:  # a cell-cache hit: the line under the Explorer says so
             from tilelab.recompiled import why
             from tilelab.views.compare.changes import WhyView
 
-            display(views[-1])
+            self._display_explorer(views[-1])
             hits = [WhyView(why(record, record)) for record in records]
             for line in hits[:-1]:
                 display(line)
             return hits[-1]
-        display(views[-1])
+        self._display_explorer(views[-1])
         lines = [SinceLastRunView(since_last_run(self.registry, record)) for record in records]
         for line in lines[:-1]:
             display(line)
         return lines[-1]
+
+    def _display_explorer(self, view: Any) -> None:
+        """Display ``view``; while its record's machine code builds, keep its display handle (see :meth:`_replace`)."""
+        from IPython.display import DisplayHandle
+
+        handle = DisplayHandle()
+        with self._replacing:  # (a terminal prints outputs: only a kernel's front-end keeps one to update)
+            if view.record.id in self._machine_code_pending and getattr(self.shell, "kernel", None) is not None:
+                self._awaiting_machine_code[view.record.id] = (view, handle)
+        handle.display(view)
 
     def _build_machine_code(self, record: KernelRecord, cell_key: str, jit_kernel: Any = None) -> None:
         """Build PTX/SASS/resources in the background; the finished record replaces this one everywhere."""
@@ -236,7 +247,9 @@ class TileLangMagics(Magics):
             try:
                 self._update(record, lambda newest: newest.with_machine_code(future.result()), cell_key)
             finally:
-                self._machine_code_pending.pop(record.id, None)
+                with self._replacing:
+                    self._machine_code_pending.pop(record.id, None)
+                    self._awaiting_machine_code.pop(record.id, None)
                 attached.set()
 
         start_machine_code(record, kernel=jit_kernel).add_done_callback(attach)
@@ -260,7 +273,21 @@ class TileLangMagics(Magics):
         return finished
 
     def _replace(self, finished: KernelRecord, cell_key: str) -> None:
-        """``finished`` (same id as a shown record) replaces it in the registry, the cell's cache and the namespace."""
+        """``finished`` (same id as a shown record) replaces it in its Explorer's saved snapshot, the registry, the
+        cell's cache and the namespace.
+
+        The snapshot is what the notebook saves (and nbconvert, GitHub, a reopened notebook show). It goes first: a
+        notebook run in batch (nbclient, ``nbconvert --execute``) takes an update of an earlier cell's output only
+        while a cell runs, and a cell that waits for the record (a registry listener) may end as soon as the registry
+        has it.
+        """
+        if (shown := self._awaiting_machine_code.get(finished.id)) is not None and shown[0].widget_open:
+            view, handle = shown  # (a closed Explorer's output is left as it was)
+            view.refresh(finished)
+            try:
+                handle.update(view)
+            except Exception as exc:  # the live Explorer and the record still take it; say why the saved one did not
+                print(f"{finished.name}: the saved Explorer keeps its earlier snapshot ({exc})", file=sys.stderr)
         self.registry.update(finished)  # where it stands: a later run stays the current one
         cached = self._cache.get(cell_key)
         if cached is not None:
@@ -304,7 +331,7 @@ class TileLangMagics(Magics):
         if command == "show":
             return show(self.registry, rest)
         if command == "diff":
-            return self._diff(rest)
+            return diff(self.registry, rest)
         if command == "why":
             return why(self.registry, rest)
         if command == "cache":
@@ -316,22 +343,6 @@ class TileLangMagics(Magics):
                 print(self._last_log)
             return None
         return self._tune(line.split(None, 1)[1] if rest else "")
-
-    def _diff(self, words: list[str]):
-        """``%tilelang diff NAME [A B]``: the comparison of two runs (default: the last two)."""
-        from tilelab.runs import RunsError, pick_runs
-        from tilelab.views.compare import CompareView
-
-        if not words:
-            raise UsageError("usage: %tilelang diff NAME [A B]  (run numbers; default: the last two)")
-        try:
-            before, after, first, second = pick_runs(self.registry, words[0], words[1:])
-        except RunsError as exc:
-            raise UsageError(str(exc)) from None
-        from tilelab.changes import record_changes
-
-        print("\n".join([f"run {first} -> run {second}", *record_changes(before, after).lines()[1:]]))
-        return CompareView(before, after)
 
     def _tune(self, rest: str):
         from tilelab.tune.api import tune_from_line

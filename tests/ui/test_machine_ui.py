@@ -78,8 +78,10 @@ def _click_sass_line(page, text: str) -> float:
 
 @pytest.fixture(scope="module")
 def lab(lab_server, browser):
-    """One page on one notebook holding the sm_90 GEMM's Explorer, its Machine code tab open and built."""
-    with notebook_page(lab_server, browser, "machine.ipynb", ["%load_ext tilelab", gemm_cell(magic="--arch sm_90")]) as lab:
+    """One page on one notebook holding the sm_90 GEMM's Explorer, its Machine code tab open and built, and a cell
+    run after it (as a user goes on while nvcc builds)."""
+    cells = ["%load_ext tilelab", gemm_cell(magic="--arch sm_90"), "print('the next cell')"]
+    with notebook_page(lab_server, browser, "machine.ipynb", cells) as lab:
         at_1280_with_sidebars(lab.page)
         show_tab(lab.page.locator(EXPLORER).first, "Machine code")
         lab.page.wait_for_selector(READY, timeout=180_000)  # nvcc runs in the background after the cell
@@ -183,6 +185,30 @@ def test_the_cuda_line_with_the_most_sass_names_its_cell_line_and_one_click_show
     page.keyboard.press("Enter")
     page.wait_for_selector(f"{MACHINE} .tl-linked[data-selected-left='{second.get_attribute('data-cuda-line')}']")
     assert second.get_attribute("class") == "tl-selected" and hottest.get_attribute("class") == ""
+
+
+# Whether the notebook holds, as the GEMM cell's output, a snapshot with the Machine code section (what saving writes).
+SNAPSHOT_HAS_MACHINE_CODE = """() => {
+  const outputs = window.jupyterapp.shell.currentWidget.content.model.cells.get(1).outputs;
+  return Array.from({ length: outputs.length }, (_, k) => outputs.get(k).data['text/html'])
+    .some(html => typeof html === 'string' && html.includes("data-section='machine'"));
+}"""
+
+
+def test_saving_the_notebook_keeps_the_explorers_snapshot_with_the_machine_code_built_after_the_cell(lab):
+    """The kernel updates the output's snapshot when the machine code lands (the next cell has run by then); the live
+    widget stays drawn, with its tab as it was."""
+    import nbformat
+
+    page = lab.page
+    page.wait_for_function(SNAPSHOT_HAS_MACHINE_CODE, timeout=60_000)
+    page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.context.save(); }")
+
+    saved = nbformat.read(lab.notebook_dir / "machine.ipynb", as_version=4)
+    html = next(output.data["text/html"] for output in saved.cells[1].outputs if "text/html" in output.get("data", {}))
+    assert "data-section='machine'" in html and "HGMMA" in html
+    assert "PTX / SASS, registers and spills: see Machine code." in html
+    assert page.locator(".tl-View[data-shown='live'] .tilelab-explorer .tl-machine[data-state='ready']").count() == 1
 
 
 def test_the_tab_reads_in_the_dark_theme(lab):

@@ -38,6 +38,11 @@ class BundleView:
                 live_views().adopt(key, self._widget)
         return self._widget
 
+    @property
+    def widget_open(self) -> bool:
+        """Whether the live widget was built and is still open (never builds it)."""
+        return self._widget is not None and self._widget.comm is not None
+
     def to_html(self) -> str:
         """The self-contained static HTML snapshot (no scripts, inline CSS only)."""
         if self._html is None:

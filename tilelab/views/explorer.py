@@ -65,6 +65,7 @@ class ExplorerView(BundleView):
 
     def __init__(self, record: KernelRecord) -> None:
         self.record = record
+        self._snapshot_of = record  # the record the static snapshot shows (refresh: its newer version)
         self._core: Any = None
         self._unsubscribe: Any = None
 
@@ -90,6 +91,17 @@ class ExplorerView(BundleView):
         self.select("Passes")
         self.core.base_index = -1 if base is None else int(base)
         self.core.pass_index = index
+
+    def refresh(self, newest: KernelRecord) -> None:
+        """Show ``newest``, this record replaced (its machine code arrived), in the static snapshot from now on.
+
+        The live tabs ask the registry for the newest record themselves; the snapshot is what a saved
+        notebook keeps, and is built again on its next use.
+        """
+        if newest.id != self.record.id:
+            raise ValueError(f"record {newest.id} is not a version of {self.record.id}")
+        if newest is not self._snapshot_of:
+            self._snapshot_of, self._html = newest, None
 
     def live_key(self) -> tuple[str, str]:
         return ("explorer", self.record.id)
@@ -147,14 +159,15 @@ class ExplorerView(BundleView):
             self._unsubscribe()
             self._unsubscribe = None
         if arrived and not closed:
-            core.machine_updates += 1  # the Machine code tab asks again
+            self.refresh(item)
+            core.machine_updates += 1  # the tabs that show machine code ask again
 
     def _title(self) -> str:
         record = self.record
         return f"{record.name} ({record.arch}, {'failed' if not record.ok else record.mode.value})"
 
     def _build_html(self) -> str:
-        return explorer_html(self.record)
+        return explorer_html(self._snapshot_of)
 
     def _text(self) -> str:
         record = self.record
