@@ -49,7 +49,7 @@ class TileLangMagics(Magics):
         self._last_log: str | None = None
         self._replacing = threading.Lock()  # machine code arrives on a worker thread while --profile attaches
         self._machine_code_pending: dict[str, threading.Event] = {}  # record id -> set once its build is attached
-        self._awaiting_machine_code: dict[str, tuple[Any, Any]] = {}  # record id -> its shown Explorer, display handle
+        self._awaiting_machine_code: dict[str, list[tuple[Any, Any]]] = {}  # record id -> its shown Explorers, handles
 
     @magic_arguments()
     @argument("--args", default=None, help="the kernels' arguments, a Python expression evaluated before the cell runs: '(A, B)' or 'dict(M=512)'")
@@ -231,7 +231,7 @@ class TileLangMagics(Magics):
         handle = DisplayHandle()
         with self._replacing:  # (a terminal prints outputs: only a kernel's front-end keeps one to update)
             if view.record.id in self._machine_code_pending and getattr(self.shell, "kernel", None) is not None:
-                self._awaiting_machine_code[view.record.id] = (view, handle)
+                self._awaiting_machine_code.setdefault(view.record.id, []).append((view, handle))  # (a cache hit shows it again)
         handle.display(view)
 
     def _build_machine_code(self, record: KernelRecord, cell_key: str, jit_kernel: Any = None) -> None:
@@ -281,11 +281,13 @@ class TileLangMagics(Magics):
         while a cell runs, and a cell that waits for the record (a registry listener) may end as soon as the registry
         has it.
         """
-        if (shown := self._awaiting_machine_code.get(finished.id)) is not None and shown[0].widget_open:
-            view, handle = shown  # (a closed Explorer's output is left as it was)
+        for view, handle in self._awaiting_machine_code.get(finished.id, []):
             view.refresh(finished)
             try:
-                handle.update(view)
+                if view.widget_open:
+                    handle.update(view)
+                else:  # its widget was closed (a later showing of the record supersedes it): the snapshot alone
+                    handle.update(view.snapshot_bundle(), raw=True)
             except Exception as exc:  # the live Explorer and the record still take it; say why the saved one did not
                 print(f"{finished.name}: the saved Explorer keeps its earlier snapshot ({exc})", file=sys.stderr)
         self.registry.update(finished)  # where it stands: a later run stays the current one

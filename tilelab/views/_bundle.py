@@ -43,6 +43,10 @@ class BundleView:
         """Whether the live widget was built and is still open (never builds it)."""
         return self._widget is not None and self._widget.comm is not None
 
+    def snapshot_bundle(self) -> dict[str, str]:
+        """The mime bundle without the live widget: the static snapshot and the short text."""
+        return {"text/html": self.to_html(), "text/plain": self._text()}
+
     def to_html(self) -> str:
         """The self-contained static HTML snapshot (no scripts, inline CSS only)."""
         if self._html is None:
