@@ -273,8 +273,8 @@ class TileLangMagics(Magics):
         return finished
 
     def _replace(self, finished: KernelRecord, cell_key: str) -> None:
-        """``finished`` (same id as a shown record) replaces it in its Explorer's saved snapshot, the registry, the
-        cell's cache and the namespace.
+        """``finished`` (same id as a shown record) replaces it in its shown Explorers' saved snapshots, the registry,
+        the cell's cache and the namespace.
 
         The snapshot is what the notebook saves (and nbconvert, GitHub, a reopened notebook show). It goes first: a
         notebook run in batch (nbclient, ``nbconvert --execute``) takes an update of an earlier cell's output only
