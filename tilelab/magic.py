@@ -229,10 +229,12 @@ class TileLangMagics(Magics):
         from IPython.display import DisplayHandle
 
         handle = DisplayHandle()
-        with self._replacing:  # (a terminal prints outputs: only a kernel's front-end keeps one to update)
+        # Displayed under the lock: a build that lands meanwhile (a cache hit lands at once) updates it only once it
+        # is shown, widget and all. (A terminal prints outputs: only a kernel's front-end keeps one to update.)
+        with self._replacing:
             if view.record.id in self._machine_code_pending and getattr(self.shell, "kernel", None) is not None:
                 self._awaiting_machine_code.setdefault(view.record.id, []).append((view, handle))  # (a cache hit shows it again)
-        handle.display(view)
+            handle.display(view)
 
     def _build_machine_code(self, record: KernelRecord, cell_key: str, jit_kernel: Any = None) -> None:
         """Build PTX/SASS/resources in the background; the finished record replaces this one everywhere."""
