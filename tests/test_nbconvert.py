@@ -7,6 +7,8 @@ snapshot every TileLab view carries.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from cells import gemm_cell
 from htmlcheck import parse_element
@@ -52,7 +54,7 @@ def test_nbconvert_html_of_an_executed_notebook_shows_the_static_explorer_with_t
 
     body, _ = HTMLExporter().from_notebook_node(notebook)
 
-    starts = [at for at in range(len(body)) if body.startswith('<div class="tilelab-explorer"', at)]
+    starts = [found.start() for found in re.finditer('<div class="tilelab-explorer"', body)]
     assert len(starts) == 2
     for start in starts:
         explorer = parse_element(body[start:])
