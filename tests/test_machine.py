@@ -173,6 +173,19 @@ def test_without_nvcc_the_record_names_what_to_install(monkeypatch):
     assert "nvidia-cuda-nvcc" in machine.notes[0] and "CUDA toolkit" in machine.notes[0]
 
 
+@pytest.mark.parametrize("setting", ["0", "off"])
+def test_tilelab_machine_code_0_builds_nothing_and_the_tab_says_how_to_turn_it_back_on(monkeypatch, setting):
+    monkeypatch.setenv("TILELAB_MACHINE_CODE", setting)
+    monkeypatch.setattr("tilelab.machine.build._run", lambda *args, **kwargs: pytest.fail("nvcc ran"))
+
+    machine = start_machine_code(TINY, "sm_90").result(timeout=60)
+
+    assert not machine.available and machine.error is None and not machine.resources
+    assert machine.compile_arch == "sm_90a" and machine.notes[0].startswith("machine code is off (TILELAB_MACHINE_CODE=0)")
+    shown = parse(machine_code_html(replace(sample_record(), machine_code=machine))).all_text()
+    assert "unset TILELAB_MACHINE_CODE to see PTX, SASS" in shown
+
+
 def test_the_machine_code_tab_shows_a_resource_card_classes_and_linked_sass(hopper):
     record, machine = hopper
 

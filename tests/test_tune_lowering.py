@@ -137,3 +137,20 @@ def test_without_nvcc_a_config_compiles_with_empty_columns_and_one_note(monkeypa
     assert (status, error, columns["roofline_ms"] > 0) == ("ok", None, True)  # the static roofline needs no nvcc
     assert not {"registers", "spills", "shared_bytes", "occupancy"} & set(columns)  # what nvcc's ptxas would give
     assert notes == [NVCC_MISSING]
+
+
+def test_with_machine_code_off_a_config_compiles_with_empty_columns_and_says_how_to_turn_it_on(monkeypatch):
+    from tune_kernels import gemm
+
+    from tilelab.machine.build import MACHINE_CODE_OFF
+    from tilelab.targets import resolve_target
+    from tilelab.tune.worker import _compile
+
+    monkeypatch.setenv("TILELAB_MACHINE_CODE", "0")
+    setup = {"args": (256, 256, 256), "fixed": {}, "choice": resolve_target("sm_80", None), "resources": True}
+
+    status, error, _, columns, notes = _compile(setup, gemm, {"block_M": 64, "block_N": 64})
+
+    assert (status, error, columns["roofline_ms"] > 0) == ("ok", None, True)
+    assert not {"registers", "spills", "shared_bytes", "occupancy"} & set(columns)
+    assert notes == [MACHINE_CODE_OFF]

@@ -51,6 +51,7 @@ __all__ = [
     "instruction_classes",
     "machine_code",
     "machine_code_for",
+    "machine_code_off",
     "start_machine_code",
     "tool_version",
 ]
@@ -60,8 +61,18 @@ NVCC_MISSING = (
     "nvcc not found (looked in PATH, $CUDA_HOME/bin, /usr/local/cuda/bin and the nvidia-cuda-nvcc wheel): "
     "install the CUDA toolkit or `pip install nvidia-cuda-nvcc` to see PTX, SASS, registers and occupancy."
 )
+MACHINE_CODE_SWITCH = "TILELAB_MACHINE_CODE"
+MACHINE_CODE_OFF = (
+    f"machine code is off ({MACHINE_CODE_SWITCH}=0): TileLab ran no nvcc for this kernel; "
+    f"unset {MACHINE_CODE_SWITCH} to see PTX, SASS, registers and occupancy."
+)
 NVDISASM_MISSING = "nvdisasm and cuobjdump not found: `pip install nvidia-cuda-nvdisasm` to see SASS."
 _ERROR_LINE = re.compile(r"error|fatal", re.IGNORECASE)
+
+
+def machine_code_off() -> bool:
+    """Whether ``TILELAB_MACHINE_CODE=0`` (or ``off``, ``false``, ``no``) turns TileLab's own nvcc builds off here."""
+    return os.environ.get(MACHINE_CODE_SWITCH, "").strip().lower() in {"0", "off", "false", "no"}
 
 
 # -- arch and includes -------------------------------------------------------------
@@ -199,6 +210,7 @@ def machine_code(
         The machine-code cache's directory; True: the one configured now
         (:func:`tilelab.machine.cache.cache_dir`); False or None: no cache.
 
+    ``TILELAB_MACHINE_CODE=0`` in the environment turns these builds off: the record then has one note saying so.
     A build is kept in TileLab's machine-code cache (:mod:`tilelab.machine.cache`):
     the same source, arch, flags and tools again cost a file read. Never raises for
     a missing tool or a failed compile: the record's ``notes`` and ``error`` say what happened.
@@ -206,6 +218,8 @@ def machine_code(
     started = time.perf_counter()
     directory = machine_cache.cache_dir() if cache is True else cache or None
     target = compile_arch(arch)
+    if machine_code_off():
+        return MachineCodeRecord(arch=arch, compile_arch=target, notes=(MACHINE_CODE_OFF,))
     tools = {name: f"{path} ({tool_version(path)})" for name in ("nvcc", "ptxas") if (path := find_tool(name))}
     if "nvcc" not in tools or "ptxas" not in tools:
         return MachineCodeRecord(arch=arch, compile_arch=target, notes=(NVCC_MISSING,), tools=tools)
@@ -366,7 +380,7 @@ def start_machine_code(*args: Any, **options: Any) -> Future:
     Returns a ``Future`` of the :class:`~tilelab.records.MachineCodeRecord`:
     ``start_machine_code(source, arch, ...)`` or ``start_machine_code(record)``.
     """
-    if find_tool("nvcc"):
+    if find_tool("nvcc") and not machine_code_off():
         _include_dirs()  # import tilelang here, not inside the worker thread
     function = machine_code_for if args and hasattr(args[0], "source") else machine_code
     options.setdefault("cache", machine_cache.cache_dir())  # the cache configured when asked, whenever it runs
