@@ -91,6 +91,7 @@ export class LinkedTab {
 
   dispose(): void {
     this._unwatch?.();
+    this._unwatchMachine?.();
     this._unwatchWidth?.();
     this._panes.forEach(pane => pane.destroy());
     this._extra?.destroy();
@@ -136,10 +137,10 @@ export class LinkedTab {
     this._unwatchWidth = watchWidth(this.node, width => this.node.classList.toggle('tl-narrow', width < 760));
     this._status.setAttribute('aria-live', 'polite');
     // The status above the panes: under them it falls below the window at 800 px, where nobody reads it.
-    this.node.replaceChildren(toolbar, this._status, panes, this._extraBox);
-    if (reply.note) {
-      this.node.appendChild(h('p', 'tl-note', reply.note));
-    }
+    this.node.replaceChildren(toolbar, this._status, panes, this._extraBox, this._note);
+    this._showNote(reply.note);
+    // The note says where the machine code is, which the kernel may build after this tab was drawn.
+    this._unwatchMachine = watch(this._model, 'machine_updates', () => void this._reloadNote());
     this._unwatch = watch(this._model, this._options.selection, () => {
       const line = this._model.get(this._options.selection) as number;
       if (line === this._echo) {
@@ -154,6 +155,21 @@ export class LinkedTab {
       this._applyLeft(selected, true);
     } else {
       this._status.textContent = `${this._leftToRight.size} ${this._options.words[0]}s link to ${this._rightToLeft.size} ${this._options.words[1]}s.`;
+    }
+  }
+
+  private _showNote(note: string | undefined): void {
+    this._note.textContent = note ?? '';
+    this._note.hidden = !note;
+  }
+
+  /** Ask again and redraw only the note: the panes, their selection and scroll stay as the reader left them. */
+  private async _reloadNote(): Promise<void> {
+    try {
+      const reply = await this._channel.request<ILinkedReply>(this._options.request, this._options.content);
+      this._showNote(reply.note);
+    } catch {
+      // The tab already drawn stays; the next update asks again.
     }
   }
 
@@ -257,7 +273,9 @@ export class LinkedTab {
   private _leftToRight = new Map<number, number[]>();
   private _rightToLeft = new Map<number, number>();
   private _group = new Map<number, number>();
+  private _note = h('p', 'tl-note');
   private _unwatch: (() => void) | null = null;
+  private _unwatchMachine: (() => void) | null = null;
   private _echo: number | null = null;
   private _unwatchWidth: (() => void) | null = null;
 }

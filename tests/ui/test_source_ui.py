@@ -31,12 +31,24 @@ SETTLED = """node => new Promise(resolve => {
   check();
 })"""
 TENSOR_CORE = {"sm_80": "tl::mma_sync", "sm_90": "tl::wgmma_ss"}
+# The kernel's machine-code builds wait until a test releases them, so the Source tabs are drawn before the machine
+# code arrives, whatever nvcc's cache holds (the builds themselves are the real ones).
+HOLD_MACHINE_CODE = """import threading
+import tilelab.machine.build as machine_build
+machine_code_released = threading.Event()
+build_machine_code = machine_build.machine_code
+machine_build.machine_code = lambda *args, **kwargs: (machine_code_released.wait(600), build_machine_code(*args, **kwargs))[1]
+"""
+EXECUTE = """async (code) => {
+    const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+    await kernel.requestExecute({ code }).done;
+}"""
 
 
 @pytest.fixture(scope="module")
 def lab(lab_server, browser):
     """One page on one notebook holding the GEMM's Explorer for sm_80, then for sm_90."""
-    cells = ["%load_ext tilelab"] + [gemm_cell(magic=f"--arch {arch}") for arch in ARCHS]
+    cells = ["%load_ext tilelab", HOLD_MACHINE_CODE] + [gemm_cell(magic=f"--arch {arch}") for arch in ARCHS]
     with notebook_page(lab_server, browser, "source.ipynb", cells) as lab:
         page = lab.page
         page.wait_for_selector(f"{EXPLORER} >> nth=1")
@@ -75,6 +87,20 @@ def _click_line(source, side: str, text: str) -> None:
 
 def _click_cell_line(source, text: str) -> None:
     _click_line(source, "left", text)
+
+
+def test_the_note_under_the_panes_points_to_machine_code_once_it_arrives_and_the_panes_stay(lab):
+    page = lab.page
+    notes = page.locator(f"{EXPLORER} .tl-linked > p.tl-note")
+    for k in range(len(ARCHS)):
+        assert "not built yet when this was shown" in notes.nth(k).inner_text()
+    page.locator(f"{EXPLORER} .tl-pane-left").first.evaluate("node => { node.dataset.drawnBefore = 'yes'; }")
+
+    page.evaluate(EXECUTE, "machine_code_released.set()")
+
+    for k in range(len(ARCHS)):
+        notes.nth(k).filter(has_text="PTX / SASS, registers and spills: see Machine code.").wait_for(timeout=120_000)
+    assert page.locator(f"{EXPLORER} .tl-pane-left[data-drawn-before='yes']").count() == 1  # the panes were kept
 
 
 @pytest.mark.parametrize("arch", ARCHS)
