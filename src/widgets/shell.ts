@@ -51,7 +51,8 @@ function tabView(spec: ITabSpec, model: IModel, channel: Channel): ITabView {
         request: spec.request ?? spec.id,
         selection: spec.selection ?? 'source_line',
         words: spec.words ?? ['cell line', 'CUDA line'],
-        extra: spec.extra === undefined ? { request: 'host', label: 'host code' } : spec.extra ?? undefined
+        extra: spec.extra === undefined ? { request: 'host', label: 'host code' } : spec.extra ?? undefined,
+        followsMachineCode: true
       });
       return { node: tab.node, dispose: () => tab.dispose() };
     }

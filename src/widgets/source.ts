@@ -47,6 +47,9 @@ export interface ILinkedOptions {
   extra?: { request: string; label: string };
   /** What the request carries besides its type (e.g. which kernel's machine code). */
   content?: Record<string, unknown>;
+  /** Ask again when the record's machine code arrives, for the note on it (the Source tab; not the Machine
+   * code tab's own panes, which that tab draws anew). */
+  followsMachineCode?: boolean;
 }
 
 /** `lines` as runs ("3, 5–9, 12"); past `most` runs, how many lines and runs are left out. */
@@ -100,7 +103,7 @@ export class LinkedTab {
   private async _load(): Promise<void> {
     let reply: ILinkedReply;
     try {
-      reply = await this._channel.request<ILinkedReply>(this._options.request, this._options.content);
+      reply = await this._ask();
     } catch (error) {
       message(this.node, (error as Error).message, 'error');
       return;
@@ -139,8 +142,10 @@ export class LinkedTab {
     // The status above the panes: under them it falls below the window at 800 px, where nobody reads it.
     this.node.replaceChildren(toolbar, this._status, panes, this._extraBox, this._note);
     this._showNote(reply.note);
-    // The note says where the machine code is, which the kernel may build after this tab was drawn.
-    this._unwatchMachine = watch(this._model, 'machine_updates', () => void this._reloadNote());
+    if (this._options.followsMachineCode) {
+      // The note says where the machine code is, which the kernel may build after this tab was drawn.
+      this._unwatchMachine = watch(this._model, 'machine_updates', () => void this._reloadNote());
+    }
     this._unwatch = watch(this._model, this._options.selection, () => {
       const line = this._model.get(this._options.selection) as number;
       if (line === this._echo) {
@@ -158,6 +163,10 @@ export class LinkedTab {
     }
   }
 
+  private _ask(): Promise<ILinkedReply> {
+    return this._channel.request<ILinkedReply>(this._options.request, this._options.content);
+  }
+
   private _showNote(note: string | undefined): void {
     this._note.textContent = note ?? '';
     this._note.hidden = !note;
@@ -166,8 +175,7 @@ export class LinkedTab {
   /** Ask again and redraw only the note: the panes, their selection and scroll stay as the reader left them. */
   private async _reloadNote(): Promise<void> {
     try {
-      const reply = await this._channel.request<ILinkedReply>(this._options.request, this._options.content);
-      this._showNote(reply.note);
+      this._showNote((await this._ask()).note);
     } catch {
       // The tab already drawn stays; the next update asks again.
     }
