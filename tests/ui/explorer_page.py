@@ -113,6 +113,17 @@ def open_notebook_with(lab, name: str, cells: list[str]) -> None:
     lab.page.wait_for_selector(f"{EXPLORER} .tl-tab")
 
 
+def run_in_kernel(page, code: str) -> None:
+    """Execute ``code`` in the current notebook's kernel, as a cell would, and wait until it has run."""
+    page.evaluate(
+        """async (code) => {
+            const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+            await kernel.requestExecute({ code }).done;
+        }""",
+        code,
+    )
+
+
 def at_1280_with_sidebars(page) -> None:
     """A 1280×800 window with JupyterLab's left (files) and right sidebars open."""
     page.set_viewport_size({"width": 1280, "height": 800})

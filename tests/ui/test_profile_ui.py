@@ -13,7 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from ui.explorer_page import EXPLORER, at_1280_with_sidebars, dark_theme, notebook_page, screenshot, show_tab
+from ui.explorer_page import (
+    EXPLORER,
+    at_1280_with_sidebars,
+    dark_theme,
+    notebook_page,
+    run_in_kernel,
+    screenshot,
+    show_tab,
+)
 
 pytestmark = pytest.mark.ui
 
@@ -50,10 +58,6 @@ default_registry().add(late)
 """
 # What the magic does when the build is done: the registry's record is replaced, and the Explorer hears it.
 ARRIVES = "built = default_registry().update(late.with_machine_code(saved.machine_code))"  # shown nowhere
-EXECUTE = """async (code) => {
-    const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-    await kernel.requestExecute({ code }).done;
-}"""
 
 
 def profile_tab(lab, nth: int):
@@ -117,7 +121,7 @@ def test_machine_code_that_arrives_later_places_the_samples_and_fills_the_overvi
     show_tab(explorer, "Overview")
     assert "registers/thread" not in explorer.locator(".tl-tabpanel:visible").inner_text()
 
-    page.evaluate(EXECUTE, ARRIVES)
+    run_in_kernel(page, ARRIVES)
 
     explorer.locator(".tl-tabpanel[data-tab='overview']", has_text="registers/thread").wait_for()
     show_tab(explorer, "Profile")

@@ -11,6 +11,7 @@ from ui.explorer_page import (
     bring_into_view,
     dark_theme,
     notebook_page,
+    run_in_kernel,
     screenshot,
     scroll_pane_to,
     show_tab,
@@ -39,10 +40,6 @@ machine_code_released = threading.Event()
 build_machine_code = machine_build.machine_code
 machine_build.machine_code = lambda *args, **kwargs: (machine_code_released.wait(600), build_machine_code(*args, **kwargs))[1]
 """
-EXECUTE = """async (code) => {
-    const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-    await kernel.requestExecute({ code }).done;
-}"""
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +93,7 @@ def test_the_note_under_the_panes_points_to_machine_code_once_it_arrives_and_the
         assert "not built yet when this was shown" in notes.nth(k).inner_text()
     page.locator(f"{EXPLORER} .tl-pane-left").first.evaluate("node => { node.dataset.drawnBefore = 'yes'; }")
 
-    page.evaluate(EXECUTE, "machine_code_released.set()")
+    run_in_kernel(page, "machine_code_released.set()")
 
     for k in range(len(ARCHS)):
         notes.nth(k).filter(has_text="PTX / SASS, registers and spills: see Machine code.").wait_for(timeout=120_000)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ui.explorer_page import dark_theme
+from ui.explorer_page import dark_theme, run_in_kernel
 
 pytestmark = pytest.mark.ui
 
@@ -39,10 +39,6 @@ live.compiled = live.benchmarked = 4
 live.running = False
 default_registry().track_tuning(live)
 """
-EXECUTE = """async (code) => {
-    const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-    await kernel.requestExecute({ code }).done;
-}"""
 VIEW = ".jp-OutputArea-output[data-shown='live'] .tilelab-tuning"  # the live widget (src/widgets/tuning.ts), not the snapshot
 
 
@@ -74,7 +70,7 @@ def test_a_running_sweep_is_redrawn_as_the_registry_announces_its_rows(lab):
     view = page.wait_for_selector(f"{VIEW}[data-revision='0']")
     assert "1/4 configs, running…" in view.inner_text()
 
-    page.evaluate(EXECUTE, FINISH)
+    run_in_kernel(page, FINISH)
 
     view.wait_for_selector("[data-tilelab='tuning-state']:text-is('done')")
     assert "4/4 configs" in view.inner_text() and view.get_attribute("data-revision") != "0"
