@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import Future
+
 import pytest
 from cells import gemm_cell
 from IPython.core.error import UsageError
+from IPython.display import DisplayHandle
 
-from tilelab.records import KernelRecord
+from tilelab.machine import build as machine_build
+from tilelab.records import KernelRecord, MachineCodeRecord
 from tilelab.registry import default_registry
 
 GEMM_CELL = gemm_cell()
@@ -138,3 +143,41 @@ def test_tune_line_sweeps_a_kernel_of_the_session(ip, gemm_view, tmp_path, monke
     assert set(frame["status"]) == {"ok"}
     with pytest.raises(UsageError, match="'block_M=' has no value"):
         ip.run_line_magic("tilelang", "tune matmul block_M=")
+
+
+
+def test_machine_code_that_lands_while_the_explorer_is_being_shown_updates_it_only_after_it_is_shown(ip, monkeypatch):
+    """The build's result arrives inside the display call (as a cache hit can): the output is shown first, widget and
+    all, and only then updated with the machine code, never updated before it exists."""
+    held: Future = Future()
+    monkeypatch.setattr(machine_build, "start_machine_code", lambda record, kernel=None: held)
+    monkeypatch.setattr(ip, "kernel", object(), raising=False)  # a kernel's front-end keeps outputs to update
+    calls: list[tuple[str, object]] = []
+    landings: list[threading.Thread] = []
+    show, update = DisplayHandle.display, DisplayHandle.update
+
+    def display_as_the_build_lands(handle, obj, **kwargs):
+        landing = threading.Thread(target=held.set_result, args=(MachineCodeRecord("sm_90", notes=("landed",)),))
+        landings.append(landing)
+        landing.start()
+        landing.join(timeout=2)  # it lands at once, unless the display holds it off until the output exists
+        calls.append(("display", obj))
+        show(handle, obj, **kwargs)
+
+    def recorded_update(handle, obj, **kwargs):
+        calls.append(("update", obj))
+        update(handle, obj, **kwargs)
+
+    monkeypatch.setattr(DisplayHandle, "display", display_as_the_build_lands)
+    monkeypatch.setattr(DisplayHandle, "update", recorded_update)
+
+    ip.run_cell_magic("tilelang", "--arch sm_90 --force", GEMM_CELL)
+    [landing] = landings
+    landing.join(timeout=60)
+
+    assert not landing.is_alive()
+    assert [kind for kind, _ in calls] == ["display", "update"]
+    (_, shown), (_, updated) = calls
+    assert updated is shown and shown.widget_open  # the same live Explorer, updated in place
+    assert "landed" in shown.snapshot_bundle()["text/html"]  # what the notebook saves carries the machine code
+    assert default_registry().get(shown.record.id).machine_code.notes == ("landed",)
