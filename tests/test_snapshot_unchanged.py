@@ -14,7 +14,9 @@ the fallbacks of table borders and of the occupancy bar's track are translucent 
 read on a dark page too, the Source section's tints are rgba instead of hsla, and the layout descriptions wrap with
 ``overflow-wrap:break-word`` (it was ``anywhere``), and each warp map's block has a hover box naming its
 warp, threads, rows and columns (an image shows no SVG tooltip), and the Source section's note on machine code
-points to the Machine code section the record has (it said "lowered only (no GPU / nvcc here), so no binary exists").
+points to the Machine code section the record has (it said "lowered only (no GPU / nvcc here), so no binary exists"),
+and the pipeline's barrier set-up (``mbarrier_mem``, its ``init`` block, ``fence_barrier_init`` and the sync after it)
+links to the ``T.Pipelined`` line, so the Source section tints those lines and lists them under it.
 When a view changes on purpose, save the snapshot again:
 ``python tests/test_snapshot_unchanged.py``.
 """

@@ -211,6 +211,49 @@ def test_on_sm90_the_tma_loads_link_to_their_copies_and_the_producer_loop_to_the
 
 
 @pytest.mark.slow
+def test_on_sm90_the_pipelines_barrier_set_up_links_to_the_pipelined_loop_and_the_warp_branches_to_no_line():
+    source, line_of = _gemm("sm_90")
+    pipeline = [text.strip() for text in _cuda(source, line_of["for k in T.Pipelined"])]
+    linked = {text.strip() for number, text in enumerate(source.device.splitlines(), 1) if number in source.source_map.cuda_to_cell}
+
+    assert any(text.startswith("__shared__") and "mbarrier_mem[" in text for text in pipeline)
+    assert any(text.startswith("mbarrier[0].init(") for text in pipeline) and "tl::fence_barrier_init();" in pipeline
+    assert not any("prefetch_tma_descriptor" in text for text in pipeline)  # the copies' own
+    # The producer's and consumer's branches are the kernel's as a whole: their warps drain there after their exit.
+    assert not any(text.startswith(("if (((int)threadIdx.x) < ", "tl::warpgroup_reg_")) for text in linked)
+
+
+BARRIERS_CUDA = """extern "C" __global__ void kernel(half_t* A, half_t* B) {
+  __shared__ __align__(16) uint64_t mbarrier_mem[2];
+  auto mbarrier = reinterpret_cast<Barrier*>(mbarrier_mem);
+  if (tl::tl_shuffle_elect<0>()) {
+    mbarrier[0].init(1);
+    mbarrier[1].init(128);
+  }
+  tl::fence_barrier_init();
+}
+"""
+ONE_PIPELINE = """
+    for k in T.Pipelined(4, num_stages=2):
+        T.copy(A[k * 64], A_s)
+"""
+
+
+@pytest.mark.parametrize("loops", [1, 2])
+def test_barrier_set_up_links_to_the_pipelined_loop_only_where_the_kernel_has_one(loops):
+    cell = "import tilelang.language as T\n\ndef kernel(A, B):\n    A_s = T.alloc_shared((64,), T.float16)" + ONE_PIPELINE * loops
+    links = _inherited({1: ("cell", 3)}, len(BARRIERS_CUDA.splitlines()))  # the def's directive, untrusted
+    source_map = build_source_map(SourceRecord(BARRIERS_CUDA, None, "cuda", links, "cell", cell))
+
+    to_cell = {link.cuda_line: (link.cell_line, link.how) for link in source_map.links}
+    pipelined = cell.splitlines().index("    for k in T.Pipelined(4, num_stages=2):") + 1
+    if loops == 1:
+        assert all(to_cell[n] == (pipelined, FoundThrough.PIPELINE) for n in (2, 3, 4, 5, 6, 7, 8))
+    else:  # which pipeline's barriers they are, the CUDA does not say
+        assert not set(to_cell) & {2, 3, 4, 5, 6, 7, 8}
+
+
+@pytest.mark.slow
 def test_reductions_link_to_their_all_reduce_and_a_max_into_kept_values_to_its_scratch_buffer():
     from kernels import flash_attention
 

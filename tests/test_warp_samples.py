@@ -113,12 +113,13 @@ def test_the_samples_of_a_warp_specialised_kernel_say_whose_warps_they_were():
     section = samples_section(record)
 
     by_cell = {line.line: line for line in placed.by_cell_line}
-    assert by_cell[13].by_role == (("producer", 110), ("consumer", 95))  # waiting for a free stage, for data
+    # waiting for a free stage, for data; and all warps, at the pipeline's barrier set-up before the split
+    assert by_cell[13].by_role == (("producer", 110), ("consumer", 95), ("all", 2))
     assert by_cell[16].by_role == (("consumer", 198),) and by_cell[15].by_role == (("producer", 127),)
     rows = {row["line"]: row for row in section["cell"]}
     assert section["warps"] and "warp-specialised" in section["about"]
-    assert rows["13"]["warps"] == ["producer 54 %", "consumer 46 %"] and rows["16"]["warps"] == ["consumer"]
-    assert rows["—"]["warps"] == ["producer 67 %", "all 26 %", "consumer 8 %"]  # the producer draining after its exit
+    assert rows["13"]["warps"] == ["producer 53 %", "consumer 46 %", "all 1 %"] and rows["16"]["warps"] == ["consumer"]
+    assert rows["—"]["warps"] == ["producer 69 %", "all 23 %", "consumer 8 %"]  # the producer draining after its exit
     assert {row["line"]: row["warps"] for row in section["cuda"][:2]} == {"83": ["consumer"], "53": ["producer"]}
 
 
@@ -145,7 +146,7 @@ def test_the_snapshot_draws_the_samples_from_the_tabs_json_and_the_widget_gets_t
     assert len(by_cell.find_all("tr")) == 1 + len(samples_section(record)["cell"])
     assert [th.all_text() for th in by_cell.find_all("th")][-2:] == ["why not issuing", "warps"]
     (by_cuda,) = tree.find_all("table", data_tilelab="samples-by-cuda-line")
-    assert "tl::warpgroup_wait<0>();" in by_cuda.all_text() and "producer 54 %, consumer 46 %" in by_cell.all_text()
+    assert "tl::warpgroup_wait<0>();" in by_cuda.all_text() and "producer 53 %, consumer 46 %, all 1 %" in by_cell.all_text()
     assert tree.find_all(data_tilelab="samples-summary")[0].all_text().startswith("Cell line 13 has 29 % of the samples")
     reply = ExplorerView(record).core.answer({"id": 3, "type": "profile"})
     assert {key: value for key, value in reply.items() if key not in ("id", "type")} == data

@@ -39,23 +39,26 @@ The repair works on the structure of the CUDA and of the cell:
 4. an ``if``/``else`` whose own directive is that of the directive-linked
    statements right before and after it takes that line (a ``T.if_then_else``'s
    predicated load); untrusted simple lines take their block's op, barriers their
-   pipeline's loop or the op beside them; ``}`` closes with its opener,
+   pipeline's loop or the op beside them; where the cell has one ``T.Pipelined``
+   loop, its barrier set-up on sm_90 (``mbarrier_mem``, the ``init`` block,
+   ``fence_barrier_init``) is that loop's; ``}`` closes with its opener,
    ``#pragma`` goes with the next line.
 
-Lines that end up with no op (kernel prologue, barrier set-up, the
-warp-specialisation branch) stay unlinked, and the view says so.
+Lines that end up with no op (the kernel's prologue, the warp-specialisation
+branches, whose warps drain there after their exit) stay unlinked, and the view says so.
 
-One module: every step reads the same block tree of the CUDA and the same ops of the cell
-(:mod:`tilelab.cell_ops`).
+Every step reads the same block tree of the CUDA (:mod:`tilelab.cuda_blocks`) and the same
+ops of the cell (:mod:`tilelab.cell_ops`).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from tilelab.cell_ops import CellOp, cell_ops
+from tilelab.cuda_blocks import CudaBlocks
 from tilelab.records import CellLink, FoundThrough, SourceMap, SourceRecord, TileOp
 
 __all__ = ["build_source_map", "source_map_of", "with_source_map"]
@@ -73,95 +76,15 @@ _REDUCE_KIND = {"MaxOp": "reduce_max", "MinOp": "reduce_min", "SumOp": "reduce_s
 _REDUCER_OPS = {"finalize_reducer"}  # its combine op (sum, max...) is named at alloc_reducer: any AllReduce may be its
 # An assignment: what it stores into, a compound operator's (+= ...; never ==, <=, >=, !=), what it stores.
 _ASSIGNMENT = re.compile(r"^(?P<target>[^=]*?[^=<>!+\-*/%&|^])\s*(?P<compound>[-+*/%&|^]|<<|>>)?=(?!=)(?P<value>.*)$")
-_SYNC = re.compile(
-    r"(\bmbarrier\w*\[.*\]\s*\.\s*\w+\(|__syncthreads\(|__syncwarp\(|\btl::(cp_async_commit|cp_async_wait|fence\w*|"
-    r"tma_store_arrive|tma_store_wait|__sync_thread_partial|mbarrier\w*|synchronize\w*)\b)"
-)
 _DECLARED = re.compile(
     r"^\s*(?:extern\s+)?(?:__shared__\s+)?(?:__align__\(\d+\)\s+)?(?:(?:signed|unsigned|long|short|const|volatile)\s+)*"
     r"[\w:<>]+[\s*]+(\w+)\s*(?:\[[^\]]*\])?\s*(?:=|;)"
 )
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+# A pipelined loop's stage barriers on sm_90: their shared array, their initialisation and its fence. (The
+# warp-specialisation branches stay the kernel's as a whole: warps drain there after their exit.)
+_BARRIER_SETUP = re.compile(r"\bmbarrier|\btl::fence_barrier_init\b")
 _CLEAR_SCRATCH = re.compile(r"^(\w+)_clear(?:_\d+)?$")  # TileLang's ReduceOp: dst + "_clear", made unique
-
-
-@dataclass
-class _Line:
-    text: str
-    kind: str  # "blank", "pragma", "open", "close", "reopen" (``} else {``), "sync", "stmt"
-    parent: int | None  # the line opening the innermost block around this one
-    direct: int | None  # the cell line of its #line link (None: none, or outside the cell, or a ``def``)
-    run_start: int  # first line of the run of lines sharing its link
-    opener: int | None = None  # for ``}`` lines: the line whose block they close
-
-
-def _kind(text: str) -> str:
-    stripped = text.strip()
-    if not stripped:
-        return "blank"
-    if stripped.startswith("#"):
-        return "pragma"
-    if stripped.startswith("}"):
-        return "reopen" if stripped.endswith("{") else "close"
-    if stripped.endswith("{"):
-        return "open"
-    return "sync" if _SYNC.search(stripped) else "stmt"
-
-
-class _Cuda:
-    """The device code as a block tree: each line's kind, parent block, and raw ``#line`` link."""
-
-    def __init__(self, source: SourceRecord, untrusted: set[int]) -> None:
-        links = {link.output_line: (link.file, link.line) for link in source.line_links}
-        self.lines: dict[int, _Line] = {}
-        self.children: dict[int | None, list[int]] = {}
-        self.close_of: dict[int, int] = {}
-        stack: list[int] = []
-        previous_link, run_start = None, 0
-        for number, text in enumerate(source.device.splitlines(), start=1):
-            kind = _kind(text)
-            opener = stack.pop() if kind in ("close", "reopen") and stack else None
-            if opener is not None:
-                self.close_of[opener] = number
-            link = links.get(number)
-            if kind != "blank" and link != previous_link:
-                previous_link, run_start = link, number
-            direct = link[1] if link and link[0] == source.kernel_file and link[1] not in untrusted else None
-            parent = stack[-1] if stack else None
-            self.lines[number] = _Line(text, kind, parent, direct, run_start, opener)
-            self.children.setdefault(parent, []).append(number)
-            if kind in ("open", "reopen"):
-                stack.append(number)
-
-    def ancestors(self, number: int) -> list[int]:
-        found, parent = [], self.lines[number].parent
-        while parent is not None:
-            found.append(parent)
-            parent = self.lines[parent].parent
-        return found
-
-    def inside(self, opener: int) -> range:
-        return range(opener + 1, self.close_of.get(opener, max(self.lines) + 1))
-
-    def is_loop(self, number: int) -> bool:
-        return self.lines[number].text.strip().startswith("for ")
-
-    def trusted(self, number: int) -> bool:
-        """Whether line ``number``'s directive was emitted for it, or for a statement that holds it."""
-        line = self.lines[number]
-        start = line.run_start
-        if line.direct is None:
-            return False
-        if start == number or start in self.ancestors(number):
-            return True
-        if self.lines[start].kind == "pragma" and (start + 1 == number or start + 1 in self.ancestors(number)):
-            return True  # a pragma's directive covers the loop after it
-        return line.kind in ("stmt", "sync") and self.lines[start].parent == line.parent
-
-    def fresh(self, number: int) -> bool:
-        """Whether a directive was emitted right at line ``number`` (or at the pragma before it)."""
-        start = self.lines[number].run_start
-        return self.lines[number].direct is not None and (start == number or (start == number - 1 and self.lines[start].kind == "pragma"))
 
 
 class _Attribution:
@@ -169,7 +92,7 @@ class _Attribution:
         near = {link.line for link in source.line_links if link.file == source.kernel_file}
         self.ops = cell_ops(source.kernel_source, near)
         untrusted = {n for n, text in enumerate(source.kernel_source.splitlines(), start=1) if text.lstrip().startswith(("def ", "async def ", "@"))}
-        self.cuda = _Cuda(source, untrusted)
+        self.cuda = CudaBlocks(source, untrusted)
         self.allocs = {b: op.line for op in self.ops.values() if op.family == "alloc" for b in op.buffers}
         self.buffers = {b for op in self.ops.values() for b in op.buffers}
         self.in_body: set[int] = set()  # device-code lines linked into a T.Parallel body rather than to its loop
@@ -320,6 +243,17 @@ class _Attribution:
                 return cell if cell in self.ops and self.ops[cell].family == "loop" else None
         return None
 
+    def barrier_setup(self, number: int) -> int | None:
+        """The kernel's one ``T.Pipelined`` loop, for a line that sets up its barriers or a block of nothing else."""
+        pipelined = [op.line for op in self.ops.values() if op.name == "Pipelined"]
+        if len(pipelined) != 1:
+            return None
+        line = self.cuda.lines[number]
+        if line.kind not in ("open", "reopen"):
+            return pipelined[0] if _BARRIER_SETUP.search(line.text) else None
+        inside = [self.cuda.lines[n].text for n in self.cuda.children.get(number, ()) if self.cuda.lines[n].kind not in ("blank", "pragma", "close")]
+        return pipelined[0] if inside and all(_BARRIER_SETUP.search(text) for text in inside) else None
+
     def beside(self, number: int, resolved: dict[int, tuple[int, str]]) -> int | None:
         """The op of the nearest statement beside a barrier in its block (after it, then before it)."""
         siblings = self.cuda.children[self.cuda.lines[number].parent]
@@ -350,7 +284,7 @@ class _Attribution:
             if number in resolved or line.kind in ("blank", "pragma", "close"):
                 continue
             if line.kind == "sync":
-                if (loop := self.loop_of_barrier(number, resolved)) is not None:
+                if (loop := self.loop_of_barrier(number, resolved) or self.barrier_setup(number)) is not None:
                     resolved[number] = (loop, "pipeline")
                 else:
                     barriers.append(number)
@@ -358,6 +292,8 @@ class _Attribution:
                 resolved[number] = (line.direct, "directive")
             elif line.kind == "open" and (chain := self.sandwiched(number, resolved)):
                 resolved.update(dict.fromkeys(chain, (line.direct, "directive")))
+            elif (loop := self.barrier_setup(number)) is not None:
+                resolved[number] = (loop, "pipeline")
             elif line.parent in resolved:
                 resolved[number] = (resolved[line.parent][0], "block")
         for number in barriers:
