@@ -386,7 +386,11 @@ def test_a_reducers_init_update_and_finalize_each_link_to_their_cuda():
     assert any("tl::AllReduce<tl::SumOp" in text for text in finalized)
     assert any(text.startswith("*(float4*)(sums") and "(acc" in text for text in finalized)  # the result copied out
     assert any("make_float4(broadcast_var" in text for text in _linked(legacy, "T.clear(acc)"))
-    assert any("tl::AllReduce<tl::SumOp" in text for text in _linked(legacy, "T.finalize_reducer(acc)"))
+    legacy_finalized = _linked(legacy, "T.finalize_reducer(acc)")
+    assert any("tl::AllReduce<tl::SumOp" in text for text in legacy_finalized)
+    # Finalized in place, TileLang copies the result into a scratch buffer of its own, acc_result.
+    assert "float acc_result[8];" in legacy_finalized
+    assert any(text.startswith("*(float4*)(acc_result") and "(acc" in text for text in legacy_finalized)
     assert not any("AllReduce" in text for text in _linked(legacy, "T.copy(acc, Out"))  # it shares the operand acc, nothing more
     # The accumulate: its #line is the T.Parallel loop's; its body statement is the one naming acc and tile.
     assert any(text.startswith("acc[") and "tile[" in text for text in _linked(epoch, "T.reducer_update(acc[i], tile[i, j])"))

@@ -19,8 +19,9 @@ The repair works on the structure of the CUDA and of the cell:
    ``AllReduce<MaxOp>`` → reduce_max or a reducer's ``T.finalize_reducer`` ...)
    and its operands name the buffers, matched to the cell's ``T.gemm`` /
    ``T.copy`` / ``T.reduce_*`` calls; a declaration of a buffer the cell
-   allocates links to that allocation, and of a reduce's scratch
-   (``<dst>_clear``, for ``clear=False``) to that reduce;
+   allocates links to that allocation, of a reduce's scratch (``<dst>_clear``,
+   for ``clear=False``) to that reduce, and of an in-place ``T.finalize_reducer``'s
+   (``<buf>_result``) to it, as does the store into it;
 2. a directive is trusted where it was emitted and for the simple statements
    after it in the same block, never for loops, branches or barriers that
    merely inherited it, and never when it points outside the cell or at a ``def``;
@@ -84,7 +85,8 @@ _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 # A pipelined loop's stage barriers on sm_90: their shared array, their initialisation and its fence. (The
 # warp-specialisation branches stay the kernel's as a whole: warps drain there after their exit.)
 _BARRIER_SETUP = re.compile(r"\bmbarrier|\btl::fence_barrier_init\b")
-_CLEAR_SCRATCH = re.compile(r"^(\w+)_clear(?:_\d+)?$")  # TileLang's ReduceOp: dst + "_clear", made unique
+# TileLang's scratch buffers, made unique: a ReduceOp's dst + "_clear"; an in-place T.finalize_reducer's buf + "_result".
+_SCRATCH = re.compile(r"^(\w+)_(clear|result)(?:_\d+)?$")
 
 
 class _Attribution:
@@ -128,13 +130,19 @@ class _Attribution:
         return None
 
     def declared_op(self, number: int) -> int | None:
-        """A declared buffer's op: the cell's allocation of it, or the one reduce whose scratch it is."""
+        """A declared buffer's op: the cell's allocation of it, or the one op whose scratch it is."""
         match = _DECLARED.match(self.cuda.lines[number].text)
         name = match.group(1) if match else ""
-        if name in self.allocs or not (scratch := _CLEAR_SCRATCH.match(name)):
-            return self.allocs.get(name)
-        reduces = [op.line for op in self.ops.values() if op.family == "reduce" and scratch.group(1) in op.buffers]
-        return reduces[0] if len(reduces) == 1 else None
+        return self.allocs[name] if name in self.allocs else self.scratch_op(name)
+
+    def scratch_op(self, name: str) -> int | None:
+        """The one op whose scratch buffer ``name`` is: a reduce's ``<dst>_clear``, a finalize's ``<buf>_result``."""
+        if name in self.allocs or not (scratch := _SCRATCH.match(name)):
+            return None
+        buffer, kind = scratch.groups()
+        ops = [op.line for op in self.ops.values() if op.family == "reduce" and buffer in op.buffers
+               and (op.name == "finalize_reducer") == (kind == "result")]  # fmt: skip
+        return ops[0] if len(ops) == 1 else None
 
     def assignment(self, number: int) -> tuple[set[str], set[str], bool] | None:
         """For a statement that assigns: the cell's buffers it stores into, those it reads, whether compound (+=)."""
@@ -146,11 +154,16 @@ class _Attribution:
         return targets, set(_IDENT.findall(match["value"])) & self.buffers, bool(match["compound"])
 
     def operand_op(self, number: int) -> int | None:
-        """The one op that a statement's buffers name, where its ``#line`` does not: a constant stored into a
-        buffer, its fill; a statement over two or more of the cell's buffers, the op over all of them."""
+        """The one op that a statement's buffers name, where its ``#line`` does not: a store into an op's scratch
+        buffer, that op; a constant stored into a buffer, its fill; a statement over two or more of the cell's
+        buffers, the op over all of them."""
         line, assignment = self.cuda.lines[number], self.assignment(number)
         if assignment is None:
             return None
+        match = _ASSIGNMENT.match(line.text.strip().rstrip(";"))
+        scratch = {found for name in _IDENT.findall(match["target"]) if (found := self.scratch_op(name)) is not None}
+        if len(scratch) == 1:
+            return scratch.pop()  # a store into an op's scratch buffer (a finalize's copy of its result)
         targets, values, compound = assignment
         if line.direct is not None and set(_IDENT.findall(self.cell[line.direct - 1])) & (targets | values):
             return None  # its #line, even inherited, names these buffers: a store the cell wrote itself, say
