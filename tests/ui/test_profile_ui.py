@@ -105,10 +105,11 @@ def test_the_profile_tab_says_where_the_warps_were_by_cell_line_and_by_cuda_line
     by_cuda.wait_for()
     assert by_cuda.locator("tbody tr").count() == 12 and "tl::warpgroup_wait<0>();" in by_cuda.inner_text()
     assert by_cuda.locator("span[title*='barrier (bar.sync']").count() >= 1  # each reason says what it means
-    # warp-specialised: whose warps the samples were at (the pipeline line: the producer and the consumer waiting)
+    # warp-specialised: whose warps the samples were at (the pipeline line: the producer and the consumer waiting, and
+    # all warps at its barrier set-up before the split)
     assert by_cell.locator("th").all_inner_texts()[-1] == "warps"
     pipeline = by_cell.locator("tbody tr", has_text="T.Pipelined")
-    assert pipeline.locator(".tl-samples-warp").all_inner_texts() == ["producer 54 %", "consumer 46 %"]
+    assert pipeline.locator(".tl-samples-warp").all_inner_texts() == ["producer 53 %", "consumer 46 %", "all 1 %"]
     assert by_cuda.locator("tbody tr").first.locator(".tl-samples-warp").all_inner_texts() == ["consumer"]
     explorer.locator("[data-tilelab='samples-summary']").evaluate("node => node.scrollIntoView({block: 'start'})")
     light_and_dark(page, "profile-h200-warp-samples")
