@@ -98,6 +98,7 @@ class _Attribution:
         self.allocs = {b: op.line for op in self.ops.values() if op.family == "alloc" for b in op.buffers}
         self.buffers = {b for op in self.ops.values() for b in op.buffers}
         self.in_body: set[int] = set()  # device-code lines linked into a T.Parallel body rather than to its loop
+        self.pipelined = [op.line for op in self.ops.values() if op.name == "Pipelined"]
         self.cell = source.kernel_source.splitlines()
 
     # -- strong lines: tl:: templates and buffer declarations ---------------------
@@ -144,14 +145,17 @@ class _Attribution:
                and (op.name == "finalize_reducer") == (kind == "result")]  # fmt: skip
         return ops[0] if len(ops) == 1 else None
 
-    def assignment(self, number: int) -> tuple[set[str], set[str], bool] | None:
-        """For a statement that assigns: the cell's buffers it stores into, those it reads, whether compound (+=)."""
+    def assignment(self, number: int) -> tuple[set[str], set[str], bool, int | None] | None:
+        """For a statement that assigns: the cell's buffers it stores into, those it reads, whether compound (+=),
+        and the one op whose scratch buffer it stores into (None: none)."""
         line = self.cuda.lines[number]
         match = _ASSIGNMENT.match(line.text.strip().rstrip(";"))
         if line.kind != "stmt" or match is None:
             return None
-        targets = set(_IDENT.findall(match["target"])) & self.buffers
-        return targets, set(_IDENT.findall(match["value"])) & self.buffers, bool(match["compound"])
+        stored = set(_IDENT.findall(match["target"]))
+        scratch = {op for name in stored if (op := self.scratch_op(name)) is not None}
+        values = set(_IDENT.findall(match["value"])) & self.buffers
+        return stored & self.buffers, values, bool(match["compound"]), scratch.pop() if len(scratch) == 1 else None
 
     def operand_op(self, number: int) -> int | None:
         """The one op that a statement's buffers name, where its ``#line`` does not: a store into an op's scratch
@@ -160,11 +164,9 @@ class _Attribution:
         line, assignment = self.cuda.lines[number], self.assignment(number)
         if assignment is None:
             return None
-        match = _ASSIGNMENT.match(line.text.strip().rstrip(";"))
-        scratch = {found for name in _IDENT.findall(match["target"]) if (found := self.scratch_op(name)) is not None}
-        if len(scratch) == 1:
-            return scratch.pop()  # a store into an op's scratch buffer (a finalize's copy of its result)
-        targets, values, compound = assignment
+        targets, values, compound, scratch = assignment
+        if scratch is not None:
+            return scratch  # a store into an op's scratch buffer (a finalize's copy of its result)
         if line.direct is not None and set(_IDENT.findall(self.cell[line.direct - 1])) & (targets | values):
             return None  # its #line, even inherited, names these buffers: a store the cell wrote itself, say
         if len(targets) == 1 and not values and not compound:
@@ -181,7 +183,7 @@ class _Attribution:
         loop, assignment = self.ops.get(self.cuda.lines[number].direct), self.assignment(number)
         if loop is None or not loop.statements or assignment is None:
             return None
-        stored, read, _ = assignment
+        stored, read, _, _ = assignment
         touched = stored | read
         found = [statement for statement in loop.statements if touched and touched <= statement.names]
         if len(found) > 1:  # more than one names them all: the one storing where it stores
@@ -258,14 +260,13 @@ class _Attribution:
 
     def barrier_setup(self, number: int) -> int | None:
         """The kernel's one ``T.Pipelined`` loop, for a line that sets up its barriers or a block of nothing else."""
-        pipelined = [op.line for op in self.ops.values() if op.name == "Pipelined"]
-        if len(pipelined) != 1:
+        if len(self.pipelined) != 1:
             return None
         line = self.cuda.lines[number]
         if line.kind not in ("open", "reopen"):
-            return pipelined[0] if _BARRIER_SETUP.search(line.text) else None
+            return self.pipelined[0] if _BARRIER_SETUP.search(line.text) else None
         inside = [self.cuda.lines[n].text for n in self.cuda.children.get(number, ()) if self.cuda.lines[n].kind not in ("blank", "pragma", "close")]
-        return pipelined[0] if inside and all(_BARRIER_SETUP.search(text) for text in inside) else None
+        return self.pipelined[0] if inside and all(_BARRIER_SETUP.search(text) for text in inside) else None
 
     def beside(self, number: int, resolved: dict[int, tuple[int, str]]) -> int | None:
         """The op of the nearest statement beside a barrier in its block (after it, then before it)."""
