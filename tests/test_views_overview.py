@@ -7,9 +7,10 @@ from dataclasses import replace
 from htmlcheck import parse
 from sample_records import EVIL, failed_record, sample_record
 from tabdata import as_sent, quickstart_record, reads_records
+from tune_kernels import scale_add
 
 import tilelab
-from tilelab.records import ErrorRecord
+from tilelab.records import ErrorRecord, LaunchRecord
 from tilelab.views.explorer import ExplorerView
 from tilelab.views.html import sanitiser_proof
 from tilelab.views.overview.data import overview_data
@@ -67,3 +68,15 @@ def test_a_failed_compiles_reply_is_no_request_error():
     reply = ExplorerView(failed_record()).core.answer({"id": 1, "type": "overview"})
 
     assert "error" not in reply and reply["failure"]["title"] == "lower error"
+
+
+def test_a_cpu_kernel_has_no_launch_and_its_overview_says_its_blocks_run_as_a_loop():
+    record = tilelab.explore(scale_add, N=256, block=32, target="c", machine_code=False)
+    # what records written before this change held for it: the host function's empty thread extent read as a launch
+    older = replace(record, launches=(LaunchRecord((1, 1, 1), (1, 1, 1), 0, kernel="main_kernel"),))
+
+    assert record.ok and record.launches == () and record.launchable
+    for shown in (record, older):
+        rows = [row for row in overview_data(shown)["rows"] if row["label"].startswith("launch")]
+        assert [row["text"] for row in rows] == ["none: a host function, whose T.Kernel blocks run as a loop in it on the CPU"]
+        assert "grid" not in overview_snapshot(overview_data(shown))

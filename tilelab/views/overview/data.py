@@ -29,15 +29,7 @@ def _dims(values: Sequence[int]) -> str:
 def _rows(record: KernelRecord) -> list[dict[str, str]]:
     state = "failed" if not record.ok else ("lowered only (no GPU: not runnable here)" if record.lowered_only else "compiled")
     rows = [_row("kernel", record.name), _row("target", record.arch, note=record.target), _row("status", state)]
-    for launch in record.launches:
-        label = f"launch {launch.kernel}" if len(record.launches) > 1 and launch.kernel else "launch"
-        rows.append(
-            _row(
-                label,
-                f"grid {_dims(launch.grid)}, {launch.threads} threads ({_dims(launch.block)}), "
-                f"{launch.dynamic_shared_bytes} B dynamic shared memory",
-            )
-        )
+    rows += _launch_rows(record)
     rows += [_row("cannot launch", problem, "error") for problem in record.launch_problems]
     rows += _machine_rows(record)
     rows += _estimate_rows(record)
@@ -58,6 +50,22 @@ def _rows(record: KernelRecord) -> list[dict[str, str]]:
         rows.append(_row("device", record.device_name))
     rows.append(_row("tilelang", record.tilelang_version))
     rows += [_row("warning", warning, "warning") for warning in record.warnings]
+    return rows
+
+
+def _launch_rows(record: KernelRecord) -> list[dict[str, str]]:
+    """One row per device kernel's launch; a CPU kernel's one row says it has none (records before 2026-11-28 held a
+    1×1×1 "launch" for it: TileLang leaves a host function an empty thread extent)."""
+    if record.arch == "cpu":
+        return [_row("launch", "none: a host function, whose T.Kernel blocks run as a loop in it on the CPU")]
+    rows = []
+    for launch in record.launches:
+        label = f"launch {launch.kernel}" if len(record.launches) > 1 and launch.kernel else "launch"
+        text = (
+            f"grid {_dims(launch.grid)}, {launch.threads} threads ({_dims(launch.block)}), "
+            f"{launch.dynamic_shared_bytes} B dynamic shared memory"
+        )
+        rows.append(_row(label, text))
     return rows
 
 
