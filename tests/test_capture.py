@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from kernels import eager_gemm, matmul
+from tune_kernels import scale_add
 
 import tilelab
 from tilelab.records import CompileMode, KernelRecord, LayoutKind, Status
@@ -236,3 +237,12 @@ def test_dynamic_shapes_keep_their_grid_expression():
     assert isinstance(record.launch.grid[0], str) and "n" in record.launch.grid[0]
     assert record.launch.threads == 128
     assert KernelRecord.from_json(record.to_json()) == record
+
+
+def test_a_kernel_whose_jit_names_the_cpu_compiles_for_it_unless_an_arch_or_target_is_given():
+    as_declared = tilelab.explore(scale_add, N=256, block=32, machine_code=False)  # @tilelang.jit(target="c")
+    asked_for = tilelab.explore(scale_add, N=256, block=32, arch="sm_80", machine_code=False)
+
+    assert (as_declared.arch, as_declared.source.language, as_declared.mode) == ("cpu", "c", CompileMode.COMPILED)
+    assert (asked_for.arch, asked_for.source.language) == ("sm_80", "cuda")
+    assert tilelab.explore(matmul, machine_code=False).arch == "sm_90"  # no target declared: the default arch

@@ -16,6 +16,19 @@ from tilelab.registry import default_registry
 
 GEMM_CELL = gemm_cell()
 
+CPU_CELL = """import tilelang
+import tilelang.cpu.language as C
+
+@tilelang.jit(target="c", out_idx=[-1])
+def doubled(N=256, block=32):
+    @C.prim_func
+    def main(A: C.Tensor((N,), "float32"), Out: C.Tensor((N,), "float32")):
+        with C.Kernel(C.ceildiv(N, block)) as bx:
+            for i in C.serial(block):
+                Out[bx * block + i] = A[bx * block + i] * 2.0
+    return main
+"""
+
 EAGER_CELL = '''
 @tilelang.jit
 def eager_add(A, B, block: int = 256):
@@ -78,6 +91,14 @@ def test_other_arch_is_a_different_compile(ip, gemm_view):
     record = ip.user_ns["matmul_record"]
     assert record.arch == "sm_80" and not record.from_cache
     assert "cp_async" in record.source.device
+
+
+def test_a_kernel_whose_jit_names_the_cpu_compiles_for_it_without_target_c(ip):
+    ip.run_cell_magic("tilelang", "--no-show", CPU_CELL)
+
+    record = ip.user_ns["doubled_record"]
+    assert (record.arch, record.source.language, record.launches) == ("cpu", "c", ())
+    assert ip.user_ns["doubled_kernel"] is not None  # compiled, so it runs here
 
 
 def test_classic_kernel_takes_args_from_the_line(ip, gemm_view):

@@ -56,6 +56,8 @@ def explore(kernel: Any, *args: Any, **options: Any):
         Without a GPU, the CUDA architecture to lower for (default ``sm_90``).
     target
         An explicit target (``"c"`` for CPU kernels, a TVM target or its dict).
+        With neither ``arch`` nor ``target``, a kernel whose ``@tilelang.jit``
+        names a CPU target (``"c"``, ``"llvm"``) compiles for it, as TileLang does.
     machine_code
         Also build the CUDA's PTX, SASS, resources and occupancy with nvcc
         (``record.machine_code``; about 2 s; a note when nvcc is missing).

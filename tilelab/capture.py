@@ -78,8 +78,16 @@ def explore(
 ) -> KernelRecord:
     """Compile ``kernel`` with every pass recorded; see :func:`tilelab.explore`."""
     check_timeout(timeout)
-    compiled = compile_kernel(kernel, args, kwargs, resolve_target(arch, target), timeout=timeout)
+    compiled = compile_kernel(kernel, args, kwargs, kernel_target(kernel, arch, target), timeout=timeout)
     return with_machine_code(compiled.record, compiled.kernel) if machine_code else compiled.record
+
+
+def kernel_target(kernel: Any, arch: str | None = None, target: Any = None) -> TargetChoice:
+    """What ``kernel`` compiles for: ``target`` or ``arch`` where given; else the CPU target its own
+    ``@tilelang.jit(target=...)`` names, as TileLang would; else the GPU present (``sm_90``, lowering only, without one)."""
+    if arch is None and target is None:
+        target = tl.declared_host_target(kernel)
+    return resolve_target(arch, target)
 
 
 def with_machine_code(record: KernelRecord, kernel: Any = None) -> KernelRecord:

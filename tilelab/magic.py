@@ -54,7 +54,7 @@ class TileLangMagics(Magics):
     @magic_arguments()
     @argument("--args", default=None, help="the kernels' arguments, a Python expression evaluated before the cell runs: '(A, B)' or 'dict(M=512)'")
     @argument("--arch", default=None, help="CUDA arch to lower for without a GPU (sm_80, sm_90, sm_90a, sm_100)")
-    @argument("--target", default=None, help="explicit target: 'c' for CPU kernels")
+    @argument("--target", default=None, help="explicit target: 'c' for CPU kernels (a kernel whose @jit says target='c' needs none)")
     @argument("--name", default=None, help="explore only the kernel with this name")
     @argument("--no-show", action="store_true", help="bind the records but display nothing")
     @argument("--force", action="store_true", help="recompile even when the cell is unchanged")
@@ -92,7 +92,7 @@ class TileLangMagics(Magics):
             compiled = cached.compiled
         else:
             kernels, bindings = self._run_cell(code, filename, options.name)
-            records, compiled = self._explore_all(kernels, arguments, choice, options.timeout)
+            records, compiled = self._explore_all(kernels, arguments, options)
             if all(record.ok for record in records):
                 self._cache[key] = CachedCell(records, compiled, bindings)
         self._bind(records, compiled, announce_errors=options.no_show)
@@ -165,17 +165,17 @@ class TileLangMagics(Magics):
             return (), value
         return (value if isinstance(value, tuple) else (value,)), {}
 
-    def _explore_all(
-        self, kernels: dict[str, Any], arguments: Any, choice: Any, timeout: float
-    ) -> tuple[list[KernelRecord], dict[str, Any]]:
-        """Records of every kernel (failed ones too, those past ``timeout`` seconds included) and the compiled kernels by name."""
-        from tilelab.capture import compile_kernel
+    def _explore_all(self, kernels: dict[str, Any], arguments: Any, options: Any) -> tuple[list[KernelRecord], dict[str, Any]]:
+        """Records of every kernel (failed and timed-out ones too) and the compiled kernels by name; each compiles for
+        the cell's ``--arch`` or ``--target``, else for the CPU target its own ``@jit`` names, if any."""
+        from tilelab.capture import compile_kernel, kernel_target
 
         records, compiled_kernels = [], {}
         for name, kernel in kernels.items():
             args, kwargs = self._arguments(arguments, name, kernel)
+            choice = kernel_target(kernel, options.arch, options.target)
             try:
-                compiled = compile_kernel(kernel, args, kwargs, choice, name=name, timeout=timeout)
+                compiled = compile_kernel(kernel, args, kwargs, choice, name=name, timeout=options.timeout)
             except KernelCompileError as exc:
                 self._last_log = exc.record.error.log if exc.record.error else None
                 records.append(self.registry.add(exc.record))

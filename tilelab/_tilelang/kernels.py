@@ -94,6 +94,12 @@ def bound_parameters(kernel: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
     return dict(bound.arguments)
 
 
+def declared_host_target(kernel: Any) -> str | None:
+    """``"c"`` or ``"llvm"`` where the kernel's own ``@tilelang.jit(target=...)`` names a CPU target; else None."""
+    declared = getattr(jit_impl(kernel), "target", None)
+    return declared.lower() if isinstance(declared, str) and declared.lower() in ("c", "llvm") else None
+
+
 def jit_options(kernel: Any) -> dict[str, Any] | None:
     """The ``@tilelang.jit(...)`` options to re-decorate the Python function with; None for a plain function."""
     jit = jit_impl(kernel)

@@ -202,7 +202,7 @@ def tune(
     engine = _engine(cluster, workers, len(space))
     try:
         if target is None and arch is None:
-            target = _declared_target(kernel)
+            target = tl.declared_host_target(kernel)
         choice, device = engine.resolve(arch, target)
     except BaseException:
         engine.close()
@@ -309,11 +309,6 @@ def _feed(
     return StudyFeed(
         space.configs, space.swept, todo, known, settings, width, batch=not choice.is_cuda, seeds=seeds, sampler=sampler, prior=prior
     )
-
-
-def _declared_target(kernel: Any) -> Any:
-    declared = getattr(kernel, "target", None)
-    return declared if isinstance(declared, str) and declared.lower() in ("c", "llvm") else None
 
 
 def _tilelang_version() -> str:
