@@ -130,6 +130,14 @@ def test_passes_mark_changes_and_count_lines(gemm_sm90):
     assert all(p.seconds >= 0 for p in gemm_sm90.passes)
 
 
+def test_passes_tvm_knows_only_as_pass_fn_are_named_by_the_tilelang_line_that_ran_them(gemm_sm90):
+    names = [p.name for p in gemm_sm90.passes]
+
+    checks = ["tilelang.analysis.NestedLoopChecker", "tilelang.analysis.ParallelLocalIndexChecker", "tilelang.analysis.FragmentLoopChecker"]
+    assert names[:3] == checks  # TileLang's semantic checks, before lowering
+    assert "tilelang.transform.HoistBroadcastValues" in names and "pass_fn" not in names
+
+
 def test_cuda_lines_link_back_to_the_kernels_python_lines(gemm_sm90):
     source = gemm_sm90.source
     assert source.kernel_file.endswith("kernels.py")

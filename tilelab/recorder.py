@@ -5,11 +5,16 @@ Registered through ``tilelang.instrumentation`` for one compile and removed in
 snapshot at pass time: a structural hash first, and the printed text only when
 the hash changed (printing every pass costs ~1.5x a plain lowering; unchanged
 passes share the previous text). Modules can change in place after a pass, so
-nothing is printed later from a kept reference.
+nothing is printed later from a kept reference. A pass TVM knows only as
+``pass_fn`` (a Python function pass made without a name, as TileLang's
+semantic checks are) is named by the line that ran it.
 """
 
 from __future__ import annotations
 
+import inspect
+import linecache
+import re
 import threading
 import time
 import uuid
@@ -23,6 +28,9 @@ from tilelab.records import LayoutRecord, PassRecord
 __all__ = ["PassRecorder"]
 
 _LAYOUT_PASS = "tl.LayoutInference"
+_UNNAMED_PASS = "pass_fn"  # TVM's name for a Python function pass made without one
+_PASS_CALL = re.compile(r"([A-Za-z_][\w.]*)\(\)\(")  # tilelang.analysis.NestedLoopChecker()(mod)
+_PLUMBING = ("tilelab", "tvm", "tvm_ffi", "tilelang.instrumentation")  # modules between a pass's call and this recorder
 
 
 class PassRecorder:
@@ -53,15 +61,16 @@ class PassRecorder:
 
     def passes_incomplete(self, passes, error) -> None: ...
 
-    def pass_started(self, mod: Any, event: Any) -> float:
+    def pass_started(self, mod: Any, event: Any) -> tuple[float, str]:
         now = time.perf_counter()
         if self._first_start is None:
             self._first_start = now
-        return now
+        return now, (_named_by_its_call() or event.name) if event.name == _UNNAMED_PASS else event.name
 
-    def pass_finished(self, mod: Any, event: Any, started: float) -> None:
+    def pass_finished(self, mod: Any, event: Any, state: tuple[float, str]) -> None:
         import tvm
 
+        started, name = state
         seconds = time.perf_counter() - started
         digest = tvm.ir.structural_hash(mod)
         ir = self._last_ir if digest == self._last_hash else str(mod.script())
@@ -69,7 +78,7 @@ class PassRecorder:
         self.passes.append(
             PassRecord(
                 index=len(self.passes),
-                name=event.name,
+                name=name,
                 ir=ir,
                 changed=changed,
                 added=added,
@@ -120,3 +129,16 @@ class PassRecorder:
                 unregister_pass_instrumentation_tool(tool_name)
 
         return scope()
+
+
+def _named_by_its_call() -> str | None:
+    """The pass a line like ``tilelang.analysis.NestedLoopChecker()(mod)`` runs, read from the first Python frame
+    above this recorder, TVM and TileLang's instrumentation; None where that line calls no pass that way."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        if not any(module == prefix or module.startswith(f"{prefix}.") for prefix in _PLUMBING):
+            match = _PASS_CALL.search(linecache.getline(frame.f_code.co_filename, frame.f_lineno))
+            return match.group(1) if match else None
+        frame = frame.f_back
+    return None
