@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
+import tilelang  # before tvm: tilelang bundles its own
+import tvm
 from kernels import eager_gemm, matmul
 from tune_kernels import scale_add
 
 import tilelab
+from tilelab.recorder import PassRecorder
 from tilelab.records import CompileMode, KernelRecord, LayoutKind, Status
 
 
@@ -53,7 +58,6 @@ def test_accumulator_fragment_spreads_evenly_over_128_threads(gemm_sm90, gemm_sm
 
 
 def test_fragment_tables_agree_with_tilelangs_own_mapping(gemm_sm90):
-    import tilelang
     from tvm.target import Target
 
     from tilelab.layouts import layouts_of_module
@@ -136,6 +140,20 @@ def test_passes_tvm_knows_only_as_pass_fn_are_named_by_the_tilelang_line_that_ra
     checks = ["tilelang.analysis.NestedLoopChecker", "tilelang.analysis.ParallelLocalIndexChecker", "tilelang.analysis.FragmentLoopChecker"]
     assert names[:3] == checks  # TileLang's semantic checks, before lowering
     assert "tilelang.transform.HoistBroadcastValues" in names and "pass_fn" not in names
+
+
+def test_the_first_pass_counts_as_a_change_only_when_it_changed_the_elaborated_ir(gemm_sm90):
+    def first_pass(given, returned):
+        recorder, event = PassRecorder(), SimpleNamespace(name="tl.SomePass", phase=None)
+        recorder.pass_finished(returned, event, recorder.pass_started(given, event))
+        return recorder.passes[0]
+
+    elaborated, other = (tvm.IRModule({"main": scale_add.get_tir(N=n, block=32)}) for n in (256, 512))
+    kept, changed = first_pass(elaborated, elaborated), first_pass(elaborated, other)
+
+    assert [(p.changed, p.added, p.removed) for p in gemm_sm90.passes[:3]] == [(False, 0, 0)] * 3  # TileLang's checks
+    assert (kept.changed, kept.added, kept.removed) == (False, 0, 0)
+    assert (changed.changed, changed.added, changed.removed) == (True, changed.ir.count("\n") + 1, 0)  # all of it: no IR before
 
 
 def test_cuda_lines_link_back_to_the_kernels_python_lines(gemm_sm90):
@@ -225,7 +243,6 @@ def test_explore_rejects_what_is_not_a_kernel():
 
 
 def test_dynamic_shapes_keep_their_grid_expression():
-    import tilelang
     import tilelang.language as T
 
     @tilelang.jit

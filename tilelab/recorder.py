@@ -42,6 +42,7 @@ class PassRecorder:
         self.warnings: list[str] = []
         self.lower_s = 0.0
         self._last_hash: int | None = None
+        self._input_hash: int | None = None  # the module the first pass was given
         self._last_ir = ""
         self._first_start: float | None = None
         self._thread = threading.get_ident()
@@ -62,9 +63,12 @@ class PassRecorder:
     def passes_incomplete(self, passes, error) -> None: ...
 
     def pass_started(self, mod: Any, event: Any) -> tuple[float, str]:
+        import tvm
+
         now = time.perf_counter()
         if self._first_start is None:
             self._first_start = now
+            self._input_hash = tvm.ir.structural_hash(mod)  # so that a first pass that changes nothing says so
         return now, (_named_by_its_call() or event.name) if event.name == _UNNAMED_PASS else event.name
 
     def pass_finished(self, mod: Any, event: Any, state: tuple[float, str]) -> None:
@@ -74,7 +78,10 @@ class PassRecorder:
         seconds = time.perf_counter() - started
         digest = tvm.ir.structural_hash(mod)
         ir = self._last_ir if digest == self._last_hash else str(mod.script())
-        changed, added, removed = pass_change(self._last_ir if self.passes else None, ir)
+        if self.passes or digest != self._input_hash:
+            changed, added, removed = pass_change(self._last_ir if self.passes else None, ir)
+        else:
+            changed, added, removed = False, 0, 0
         self.passes.append(
             PassRecord(
                 index=len(self.passes),
