@@ -1,4 +1,4 @@
-"""Cell sources the magic, nbconvert and browser tests run: one GEMM, written once."""
+"""Cell sources the magic, nbconvert and browser tests run: one GEMM, one softmax, one CPU kernel, each written once."""
 
 from __future__ import annotations
 
@@ -49,5 +49,22 @@ def softmax(M=8192, N=1024, block_M=4, threads=128):
             for i, j in T.Parallel(block_M, N):
                 X_local[i, j] = X_local[i, j] / row_sum[i]
             T.copy(X_local, Y[bx * block_M, 0])
+    return main
+"""
+
+
+def cpu_cell(name: str = "doubled", factor: str = "2.0", configs: str = "", comment: str = "") -> str:
+    """A CPU-dialect kernel ``name`` (``Out = A * factor``) whose ``@tilelang.jit`` names ``target="c"``, for
+    ``ip.run_cell_magic`` (no magic line); ``configs`` continues the decorator's arguments, ``comment`` ends the loop line."""
+    return f"""import tilelang
+import tilelang.cpu.language as C
+
+@tilelang.jit(target="c", out_idx=[-1]{configs})
+def {name}(N=256, block=32):
+    @C.prim_func
+    def main(A: C.Tensor((N,), "float32"), Out: C.Tensor((N,), "float32")):
+        with C.Kernel(C.ceildiv(N, block)) as bx:
+            for i in C.serial(block):{comment}
+                Out[bx * block + i] = A[bx * block + i] * {factor}
     return main
 """

@@ -6,7 +6,7 @@ import threading
 from concurrent.futures import Future
 
 import pytest
-from cells import gemm_cell
+from cells import cpu_cell, gemm_cell
 from IPython.core.error import UsageError
 from IPython.display import DisplayHandle
 
@@ -15,19 +15,6 @@ from tilelab.records import KernelRecord, MachineCodeRecord
 from tilelab.registry import default_registry
 
 GEMM_CELL = gemm_cell()
-
-CPU_CELL = """import tilelang
-import tilelang.cpu.language as C
-
-@tilelang.jit(target="c", out_idx=[-1])
-def doubled(N=256, block=32):
-    @C.prim_func
-    def main(A: C.Tensor((N,), "float32"), Out: C.Tensor((N,), "float32")):
-        with C.Kernel(C.ceildiv(N, block)) as bx:
-            for i in C.serial(block):
-                Out[bx * block + i] = A[bx * block + i] * 2.0
-    return main
-"""
 
 EAGER_CELL = '''
 @tilelang.jit
@@ -94,7 +81,7 @@ def test_other_arch_is_a_different_compile(ip, gemm_view):
 
 
 def test_a_kernel_whose_jit_names_the_cpu_compiles_for_it_without_target_c(ip):
-    ip.run_cell_magic("tilelang", "--no-show", CPU_CELL)
+    ip.run_cell_magic("tilelang", "--no-show", cpu_cell("doubled"))
 
     record = ip.user_ns["doubled_record"]
     assert (record.arch, record.source.language, record.launches) == ("cpu", "c", ())

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from cells import cpu_cell
 from htmlcheck import parse
 from IPython.core.error import UsageError
 from sample_records import EVIL
@@ -14,19 +15,6 @@ import tilelab
 from tilelab.provenance import CacheSource
 from tilelab.recompiled import KeyChange, WhyRecompiled
 from tilelab.views.compare.changes import SinceLastRunView, WhyView
-
-CPU_CELL = """import tilelang
-import tilelang.cpu.language as C
-
-@tilelang.jit(target="c", out_idx=[-1]{configs})
-def {name}(N=256, block=32):
-    @C.prim_func
-    def main(A: C.Tensor((N,), "float32"), Out: C.Tensor((N,), "float32")):
-        with C.Kernel(C.ceildiv(N, block)) as bx:
-            for i in C.serial(block):{comment}
-                Out[bx * block + i] = A[bx * block + i] * {factor}
-    return main
-"""
 
 CUDA_CELL = """import tilelang
 import tilelang.language as T
@@ -40,10 +28,6 @@ def {name}(M=128):
                 A[i] = 1.0
     return main
 """
-
-
-def cpu_cell(name: str, configs: str = "", comment: str = "", factor: str = "2.0") -> str:
-    return CPU_CELL.format(name=name, configs=configs, comment=comment, factor=factor)
 
 
 def run(ip, cell: str, line: str = "--target c"):
