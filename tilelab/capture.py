@@ -230,8 +230,7 @@ class _Facts:
 
     def finished(self, recorder: PassRecorder, lowered: tl.Lowered) -> KernelRecord:
         lower_s = recorder.lower_s
-        # A host kernel's function still carries an empty thread extent: read as a launch it would be a 1×1×1 grid.
-        launches = () if self.choice.is_host else tuple(LaunchRecord(**launch) for launch in tl.launches(lowered.device_mod))
+        launches = tuple(LaunchRecord(**launch) for launch in tl.launches(lowered.device_mod))
         return KernelRecord(
             status=Status.OK,
             mode=CompileMode.COMPILED if lowered.kernel is not None else CompileMode.LOWERED,

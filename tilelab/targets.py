@@ -32,11 +32,6 @@ class TargetChoice:
     def is_cuda(self) -> bool:
         return isinstance(self.spec, dict) and self.spec.get("kind") == "cuda"
 
-    @property
-    def is_host(self) -> bool:
-        """A CPU target ("c", "llvm"): the kernel is a host function whose T.Kernel blocks run as a loop, never a launch."""
-        return self.arch == "cpu"
-
     def as_json(self) -> str:
         return json.dumps(self.spec, sort_keys=True) if isinstance(self.spec, dict) else json.dumps({"kind": self.spec})
 

@@ -24,11 +24,12 @@ def _extent(value: Any) -> int | str:
 
 
 def launches(device_mod: Any) -> list[dict[str, Any]]:
-    """Every device function's launch: name, grid, block and dynamic shared bytes, in symbol order."""
+    """Every device function's launch: name, grid, block and dynamic shared bytes, in symbol order. A CPU target's
+    function has none: TileLang leaves it an empty thread extent, and its T.Kernel blocks run as a loop in it."""
     found = []
     for global_var, func in device_mod.functions.items():
         attrs = func.attrs
-        if attrs is None or "thread_extent" not in attrs:
+        if attrs is None or "thread_extent" not in attrs or _runs_on_the_host(attrs):
             continue
         extent = {str(k): _extent(v) for k, v in attrs["thread_extent"].items()}
         name = str(attrs["global_symbol"]) if "global_symbol" in attrs else str(global_var.name_hint)
@@ -41,6 +42,10 @@ def launches(device_mod: Any) -> list[dict[str, Any]]:
             }
         )
     return sorted(found, key=lambda launch: launch["kernel"])
+
+
+def _runs_on_the_host(attrs: Any) -> bool:
+    return "target" in attrs and str(attrs["target"].kind.name) in ("c", "llvm")
 
 
 def elaborated_func(built: Any) -> Any:
