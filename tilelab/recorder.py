@@ -63,20 +63,16 @@ class PassRecorder:
     def passes_incomplete(self, passes, error) -> None: ...
 
     def pass_started(self, mod: Any, event: Any) -> tuple[float, str]:
-        import tvm
-
         now = time.perf_counter()
         if self._first_start is None:
             self._first_start = now
-            self._input_hash = tvm.ir.structural_hash(mod)  # so that a first pass that changes nothing says so
+            self._input_hash = _structural_hash(mod)  # so that a first pass that changes nothing says so
         return now, (_named_by_its_call() or event.name) if event.name == _UNNAMED_PASS else event.name
 
     def pass_finished(self, mod: Any, event: Any, state: tuple[float, str]) -> None:
-        import tvm
-
         started, name = state
         seconds = time.perf_counter() - started
-        digest = tvm.ir.structural_hash(mod)
+        digest = _structural_hash(mod)
         ir = self._last_ir if digest == self._last_hash else str(mod.script())
         if self.passes or digest != self._input_hash:
             changed, added, removed = pass_change(self._last_ir if self.passes else None, ir)
@@ -136,6 +132,12 @@ class PassRecorder:
                 unregister_pass_instrumentation_tool(tool_name)
 
         return scope()
+
+
+def _structural_hash(mod: Any) -> int:
+    import tvm  # only once TileLang is imported: it bundles its own
+
+    return tvm.ir.structural_hash(mod)
 
 
 def _named_by_its_call() -> str | None:
