@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from tilelab._tilelang.kernels import HOST_TARGETS
 from tilelab._tilelang.lowering import Lowered
 
 
@@ -45,7 +46,7 @@ def launches(device_mod: Any) -> list[dict[str, Any]]:
 
 
 def _runs_on_the_host(attrs: Any) -> bool:
-    return "target" in attrs and str(attrs["target"].kind.name) in ("c", "llvm")
+    return "target" in attrs and str(attrs["target"].kind.name) in HOST_TARGETS
 
 
 def elaborated_func(built: Any) -> Any:

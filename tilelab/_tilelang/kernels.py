@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 JIT_OPTION_NAMES = ("out_idx", "execution_backend", "target", "target_host", "verbose", "pass_configs", "compile_flags")
+HOST_TARGETS = ("c", "llvm")  # the target kinds whose kernels run on the CPU, as host functions
 _PASS_CONFIGS_KEY = "pass_configs"  # a config's own pass configs (tilelang's _RESERVED_CONFIG_KEYS)
 
 # -- what a kernel is -----------------------------------------------------------
@@ -97,7 +98,7 @@ def bound_parameters(kernel: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
 def declared_host_target(kernel: Any) -> str | None:
     """``"c"`` or ``"llvm"`` where the kernel's own ``@tilelang.jit(target=...)`` names a CPU target; else None."""
     declared = getattr(jit_impl(kernel), "target", None)
-    return declared.lower() if isinstance(declared, str) and declared.lower() in ("c", "llvm") else None
+    return declared.lower() if isinstance(declared, str) and declared.lower() in HOST_TARGETS else None
 
 
 def jit_options(kernel: Any) -> dict[str, Any] | None:
