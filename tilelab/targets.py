@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tilelab._tilelang import HOST_TARGETS
+
 __all__ = ["ARCHES", "DEFAULT_ARCH", "TargetChoice", "TargetError", "gpu_name", "has_gpu", "resolve_target"]
 
 DEFAULT_ARCH = "sm_90"
@@ -100,7 +102,7 @@ def resolve_target(arch: str | None = None, target: Any = None) -> TargetChoice:
 
 
 def _explicit_target(target: Any) -> TargetChoice:
-    if isinstance(target, str) and target.strip().lower() in ("c", "llvm"):
+    if isinstance(target, str) and target.strip().lower() in HOST_TARGETS:
         kind = target.strip().lower()
         return TargetChoice(kind, "cpu", True, "cpu")
     if isinstance(target, str) and target.strip().lower() in ("cuda", "auto"):

@@ -34,6 +34,7 @@ from tilelab._tilelang.cache import (
     cache_key_or_none,
 )
 from tilelab._tilelang.kernels import (
+    HOST_TARGETS,
     CompileOptions,
     autotune_configs,
     bound_parameters,
@@ -64,6 +65,7 @@ __all__ = [
     "CACHE_KERNELS_DIR",
     "CACHE_MANIFEST",
     "CACHE_SOURCE_FILES",
+    "HOST_TARGETS",
     "CacheKey",
     "CacheOutcome",
     "CompileOptions",

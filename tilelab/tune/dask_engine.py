@@ -40,6 +40,7 @@ from typing import Any
 
 import cloudpickle
 
+from tilelab._tilelang import HOST_TARGETS
 from tilelab.tune.bench import BenchOutcome
 from tilelab.tune.dask_connect import ClusterError, connect, one_device, workers_of
 from tilelab.tune.dask_tasks import (
@@ -67,8 +68,8 @@ _TIMEOUTS = (TimeoutError, asyncio.TimeoutError)  # what Future.result(timeout=.
 
 def _cpu_target(target: Any) -> bool:
     if isinstance(target, str):
-        return target.strip().lower() in ("c", "llvm")
-    return isinstance(target, dict) and target.get("kind") in ("c", "llvm")
+        return target.strip().lower() in HOST_TARGETS
+    return isinstance(target, dict) and target.get("kind") in HOST_TARGETS
 
 
 class DaskEngine:
