@@ -9,10 +9,12 @@ import pytest
 from cells import cpu_cell, gemm_cell
 from IPython.core.error import UsageError
 from IPython.display import DisplayHandle
+from sample_records import failed_record, sample_record
 
+from tilelab._magic_lines import list_records
 from tilelab.machine import build as machine_build
 from tilelab.records import KernelRecord, MachineCodeRecord
-from tilelab.registry import default_registry
+from tilelab.registry import Registry, default_registry
 
 GEMM_CELL = gemm_cell()
 
@@ -88,6 +90,36 @@ def test_a_kernel_whose_jit_names_the_cpu_compiles_for_it_without_target_c(ip):
     assert ip.user_ns["doubled_kernel"] is not None  # compiled, so it runs here
 
 
+FILLED_CELL = """
+import tilelang.language as T
+
+@tilelang.jit
+def filled(M=128):
+    @T.prim_func
+    def main(A: T.Tensor((M,), T.float32)):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(M):
+                A[i] = 2.0
+    return main
+"""
+
+
+def test_bench_times_a_cpu_kernel_on_the_cpu_and_says_why_a_gpu_kernel_was_not_timed_without_a_gpu(ip, capsys):
+    from conftest import cuda_available
+
+    cell = cpu_cell("bench_doubled") + FILLED_CELL
+    for _ in ("compiled", "from the cell cache"):
+        ip.run_cell_magic("tilelang", "--no-show --bench", cell)
+        lines = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines())
+
+        milliseconds, how = lines["bench_doubled"].split(" ms per call ")
+        assert float(milliseconds) > 0 and how.startswith("(the median, by the wall clock; ")
+        if cuda_available():
+            assert "ms per call (the mean, by CUDA events, the L2 flushed before each call;" in lines["filled"]
+        else:
+            assert lines["filled"] == "not timed: lowered for sm_90 only (no GPU here)"
+
+
 def test_classic_kernel_takes_args_from_the_line(ip, gemm_view):
     ip.run_cell_magic("tilelang", "--arch sm_90 --no-show --args 'dict(M=256, N=256, K=256, block_M=64)'", GEMM_CELL)
     record = ip.user_ns["matmul_record"]
@@ -127,6 +159,17 @@ def test_list_and_show_find_the_sessions_kernels(ip, gemm_view):
     assert view is not None
     with pytest.raises(UsageError, match="no kernel called 'nope'"):
         ip.run_line_magic("tilelang", "show nope")
+
+
+def test_list_shows_whole_thread_counts_beside_a_kernel_that_has_no_launch():
+    registry = Registry()
+    registry.add(sample_record())  # 128 threads
+    registry.add(failed_record())  # failed before it had a launch, as a CPU kernel never has one
+
+    table = list_records(registry)
+
+    assert table["threads"].isna().tolist() == [False, True]
+    assert " 128 " in table.to_string() and "128.0" not in table.to_string()
 
 
 def test_name_selects_one_kernel_of_the_cell(ip, gemm_view):

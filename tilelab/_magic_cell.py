@@ -28,6 +28,7 @@ class CachedCell:
 
     records: list[KernelRecord]
     compiled: dict[str, Any]  # runnable kernels by name (GPU or CPU targets)
+    kernels: dict[str, Any]  # the kernels the cell defined, as it bound them, by name
     bindings: dict[str, Any]  # every name the cell bound, restored on a hit
 
 

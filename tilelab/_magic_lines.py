@@ -79,4 +79,5 @@ def list_records(registry: Any) -> Any:
 
     rows = [record.summary() for record in registry.records()]
     columns = ["name", "status", "mode", "arch", "passes", "compile_s", "threads", "error", "id"]
-    return pd.DataFrame(rows, columns=columns)
+    # Whole numbers, missing where a kernel has none (a CPU or failed one): not floats beside NaN.
+    return pd.DataFrame(rows, columns=columns).astype({"passes": "Int64", "threads": "Int64"})

@@ -12,7 +12,6 @@ from __future__ import annotations
 import linecache
 import sys
 import threading
-import time
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -58,7 +57,7 @@ class TileLangMagics(Magics):
     @argument("--name", default=None, help="explore only the kernel with this name")
     @argument("--no-show", action="store_true", help="bind the records but display nothing")
     @argument("--force", action="store_true", help="recompile even when the cell is unchanged")
-    @argument("--bench", action="store_true", help="also time each compiled kernel on the GPU")
+    @argument("--bench", action="store_true", help="also time each compiled kernel where it runs: the GPU, or the CPU for a CPU kernel")
     @argument("--profile", action="store_true", help="also run each compiled kernel once under Nsight Compute (ncu)")
     @argument("--no-machine-code", action="store_true", help="skip building PTX/SASS/resources with nvcc")
     @argument("--timeout", type=float, default=EXPLORE_TIMEOUT_S, metavar="S", help="seconds each kernel may take to elaborate and lower (default 600)")
@@ -77,31 +76,33 @@ class TileLangMagics(Magics):
             choice = resolve_target(options.arch, options.target)
         except TargetError as exc:
             raise UsageError(str(exc)) from None
-        for flag in ("bench", "profile"):
-            if getattr(options, flag) and not choice.runnable:
-                raise UsageError(str(NoGPUError(f"--{flag}")))
+        if options.profile and not choice.runnable:
+            raise UsageError(str(NoGPUError("--profile")))
         code, filename = self._compile_cell(cell, f"%%tilelang {line}".rstrip())
         arguments = self._evaluate_arguments(options.args)
         key = self._cache_key(cell, code, options, arguments, choice.as_json())
         cached = None if options.force else self._cache.get(key)
+        # A hit restores what the cell bound rather than re-running it: TileLang's decorator
+        # rewrites each kernel's AST (~50 ms), and nothing the key covers has changed.
+        kernels, bindings = (cached.kernels, cached.bindings) if cached is not None else self._run_cell(code, filename, options.name)
+        if options.bench:  # before anything is compiled or bound: a cell none of whose kernels can run here is refused
+            from tilelab._magic_bench import bench_lines, targets_to_time
+
+            targets_to_time(kernels, options)
         if cached is not None:
-            # Restore what the cell bound rather than re-running it: TileLang's decorator
-            # rewrites each kernel's AST (~50 ms), and nothing the key covers has changed.
-            self.shell.push(cached.bindings)
+            self.shell.push(bindings)
             records = [self.registry.add(record.with_cache_hit()) for record in cached.records]
             compiled = cached.compiled
         else:
-            kernels, bindings = self._run_cell(code, filename, options.name)
             records, compiled = self._explore_all(kernels, arguments, options)
             if all(record.ok for record in records):
-                self._cache[key] = CachedCell(records, compiled, bindings)
+                self._cache[key] = CachedCell(records, compiled, kernels, bindings)
         self._bind(records, compiled, announce_errors=options.no_show)
         if cached is None and not options.no_machine_code:  # after binding: a cached build can finish at once
             for record in records:
                 self._build_machine_code(record, key, compiled.get(record.name))
         if options.bench:
-            for name, jit_kernel in compiled.items():
-                _bench(name, jit_kernel)
+            print("\n".join(bench_lines(records, compiled, kernels, lambda n, k: self._arguments(arguments, n, k), options)))
         if options.profile:
             records = self._profile(records, compiled, key)
         if options.no_show:
@@ -358,12 +359,6 @@ class TileLangMagics(Magics):
 
 
 _MISSING = object()
-
-
-def _bench(name: str, jit_kernel: Any) -> None:
-    started = time.perf_counter()
-    latency = jit_kernel.get_profiler().do_bench()
-    print(f"{name}: {latency:.4f} ms per call (do_bench, {time.perf_counter() - started:.1f} s to measure)")
 
 
 def load_extension(ipython: Any) -> None:

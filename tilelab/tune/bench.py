@@ -44,6 +44,7 @@ __all__ = [
     "Timer",
     "measure",
     "prepare",
+    "ready_to_time",
     "release_buffers",
     "spread_of",
 ]
@@ -218,14 +219,20 @@ def prepare(
         if timer is not None:
             name = getattr(timer, "__name__", type(timer).__name__)
             return Prepared(jit_kernel, call, _timer_sampler(timer, kwargs), f"timer {name}", choice.is_cuda, injected=True)
-        if choice.is_cuda:
-            import torch
-
-            torch.cuda.synchronize(device)
-            return Prepared(jit_kernel, call, _gpu_sampler(call, device), "cuda events", True)
-        return Prepared(jit_kernel, call, _cpu_sampler(call), "wall", False)
+        return ready_to_time(jit_kernel, call, device, choice.is_cuda)
     except Exception as exc:  # a kernel that fails at run time is a row, not the end of the sweep
         return BenchOutcome("run_error", None, short_error(exc), time.perf_counter() - started)
+
+
+def ready_to_time(jit_kernel: Any, call: Callable[[], Any], device: Any, is_cuda: bool) -> Prepared:
+    """``call`` (one call of ``jit_kernel`` on its inputs, made once already) ready for :func:`measure`: timed by CUDA
+    events with the L2 flushed before each call on ``device``, or by the wall clock on the CPU."""
+    if is_cuda:
+        import torch
+
+        torch.cuda.synchronize(device)
+        return Prepared(jit_kernel, call, _gpu_sampler(call, device), "cuda events", True)
+    return Prepared(jit_kernel, call, _cpu_sampler(call), "wall", False)
 
 
 def measure(prepared: Prepared, best_so_far: float | None = None) -> BenchOutcome:
