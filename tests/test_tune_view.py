@@ -229,6 +229,21 @@ def test_the_data_decides_every_colour_the_renderers_paint():
     assert set(statuses) == {"ok", "mismatch"} and statuses["ok"] != statuses["mismatch"]
 
 
+def test_a_columns_numbers_share_their_decimals_so_they_line_up_in_the_table_and_the_heat_map():
+    configs = ({"block_M": 64, "block_N": 64}, {"block_M": 64, "block_N": 128}, {"block_M": 128, "block_N": 64})
+    result = TuneResult("matmul", configs, ("block_M", "block_N"), "NVIDIA H100")
+    for index, (config, latency) in enumerate(zip(configs, (0.2, 0.265, 0.04447), strict=True)):
+        result.add(TuneRow(index, config, TuneStatus.OK, latency_ms=latency, compile_s=2.5, device="NVIDIA H100"))
+
+    data = as_sent(TuningView(result).data(search=False))
+
+    rows = data["rows"]
+    latency = [line[rows["columns"].index("latency_ms")] for line in rows["cells"]]
+    assert latency == ["0.20000", "0.26500", "0.04447"]  # as many decimals as the smallest needs for 4 digits
+    assert [line[rows["columns"].index("compile_s")] for line in rows["cells"]] == ["2.5"] * 3
+    assert _cell_texts(data) == latency
+
+
 def test_without_a_built_bundle_the_view_is_its_snapshot_under_a_line_saying_how_to_build_it(monkeypatch, tmp_path):
     monkeypatch.setattr(widgets, "BUNDLE", tmp_path / "explorer.js")
 

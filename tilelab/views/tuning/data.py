@@ -126,8 +126,8 @@ def _gpu(state: dict) -> str:
 def rows_data(result: Any, limit: int = ROW_LIMIT) -> dict[str, Any]:
     """The latest ``limit`` rows: ``columns``, ``numeric`` (right-aligned), ``cells`` as text and their ``colours``.
 
-    A column no row has a value in is left out; floats read to 4 significant
-    digits, missing values are empty; only a status has a colour (None: the text's).
+    A column no row has a value in is left out; a column's floats share one number of decimals (:func:`decimals`),
+    missing values are empty; only a status has a colour (None: the text's).
     """
     frame = result.to_pandas()
     if frame.empty:
@@ -139,10 +139,11 @@ def rows_data(result: Any, limit: int = ROW_LIMIT) -> dict[str, Any]:
     shown.insert(0, "best", [marks.get(row.index, "") for row in result.ordered_rows()[-len(shown) :]])
     columns = [c for c in shown.columns if c in result.swept or shown[c].map(_present).any()]
     lines = [[_plain(value) for value in values] for values in shown[columns].itertuples(index=False)]
+    places = [decimals(line[position] for line in lines) for position in range(len(columns))]
     return {
         "columns": [str(c) for c in columns],
         "numeric": [bool(shown[c].map(_numeric).any()) for c in columns],
-        "cells": [[_text(value) for value in line] for line in lines],
+        "cells": [[_text(value, places[position]) for position, value in enumerate(line)] for line in lines],
         "colours": [[STATUS_COLOURS.get(str(value)) if c == "status" else None for c, value in zip(columns, line, strict=True)] for line in lines],
     }
 
@@ -164,11 +165,27 @@ def _present(value: Any) -> bool:
     return plain is not None and plain != "" and plain is not False
 
 
-def _text(value: Any) -> str:
-    """A table value as text: floats to 4 significant digits, missing values empty."""
+def decimals(values: Any, significant: int = 4, most: int = 6) -> int:
+    """One number of decimals for ``values``, as pandas gives a column: the fewest that show each float to
+    ``significant`` digits (``most`` at the most), so they line up and compare digit by digit (0.200 beside 0.265)."""
+    return min(most, max((_decimals_of(v, significant) for v in values if isinstance(v, float) and math.isfinite(v)), default=0))
+
+
+def _decimals_of(value: float, significant: int) -> int:
+    if value == 0:
+        return 0
+    places = max(0, significant - 1 - math.floor(math.log10(abs(value))))
+    if places == 0:
+        return 0
+    shown = f"{value:.{places}f}".rstrip("0")
+    return len(shown) - shown.index(".") - 1
+
+
+def _text(value: Any, places: int) -> str:
+    """A table value as text: a float to ``places`` decimals, missing values empty."""
     if value is None:
         return ""
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
+    return f"{value:.{places}f}" if isinstance(value, float) else str(value)
 
 
 def _plain(value: Any) -> Any:
@@ -198,6 +215,7 @@ def pivot_data(result: Any, index: str | None = None, columns: str | None = None
     values = [[None if math.isnan(v) else float(v) for v in line] for line in table.to_numpy(dtype=float)]
     finite = [value for line in values for value in line if value is not None]
     low, high = min(finite), max(finite)
+    places = decimals(finite)
     index_name, columns_name = str(table.index.name), str(table.columns.name)
     return {
         "kernel": result.kernel_name,
@@ -208,17 +226,17 @@ def pivot_data(result: Any, index: str | None = None, columns: str | None = None
         "columns": [str(c) for c in table.columns],
         "mark": BEST_MARK,
         "rows": [
-            {"label": str(label), "values": line, "cells": [_heat_cell(value, low, high) for value in line]}
+            {"label": str(label), "values": line, "cells": [_heat_cell(value, low, high, places) for value in line]}
             for label, line in zip(table.index, values, strict=True)
         ],
     }
 
 
-def _heat_cell(value: float | None, low: float, high: float) -> dict[str, Any] | None:
+def _heat_cell(value: float | None, low: float, high: float, places: int) -> dict[str, Any] | None:
     if value is None:
         return None
     background, colour = heat_colour((value - low) / (high - low) if high > low else 0.0)
-    return {"text": f"{value:.4g}", "background": background, "colour": colour, "best": value == low}
+    return {"text": f"{value:.{places}f}", "background": background, "colour": colour, "best": value == low}
 
 
 # -- the search ----------------------------------------------------------------------------------------------
