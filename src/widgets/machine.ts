@@ -141,7 +141,8 @@ function classTable(kernel: IKernel): HTMLElement {
     name.append(swatch, h('span', '', row.class));
     const share = h('td', 'tl-machine-share');
     share.append(meter(row.share), h('span', '', percent(row.share)));
-    const opcodes = row.opcodes.map(([op, n]) => `${op} ${n}`).join(' · ') + (row.more ? ` · +${row.more} more` : '');
+    // A no-break space inside each item: a wrapped list breaks between items, never between an opcode and its count.
+    const opcodes = row.opcodes.map(([op, n]) => `${op}\u00a0${n}`).join(' · ') + (row.more ? ` · +${row.more}\u00a0more` : '');
     tr.append(name, h('td', 'tl-num', row.count), share, h('td', 'tl-machine-ops', opcodes));
   }
   node.appendChild(table);

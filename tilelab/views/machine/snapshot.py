@@ -51,7 +51,7 @@ def _classes_table(data: dict[str, Any]) -> str:
         for kernel in data["kernels"]
         for row in kernel["classes"]
     ]
-    opcodes = ", ".join(f"{escape(opcode)} {count}" for opcode, count in data["opcodes"])
+    opcodes = ", ".join(f"{escape(opcode)}&nbsp;{count}" for opcode, count in data["opcodes"])  # wraps between items
     return (
         table(rows, ("kernel", "class", "instructions"), attrs=" data-tilelab='instruction-classes'")
         + f"<p style='{MONO}'>{opcodes}</p>"
