@@ -16,7 +16,8 @@ read on a dark page too, the Source section's tints are rgba instead of hsla, an
 warp, threads, rows and columns (an image shows no SVG tooltip), and the Source section's note on machine code
 points to the Machine code section the record has (it said "lowered only (no GPU / nvcc here), so no binary exists"),
 and the pipeline's barrier set-up (``mbarrier_mem``, its ``init`` block, ``fence_barrier_init`` and the sync after it)
-links to the ``T.Pipelined`` line, so the Source section tints those lines and lists them under it.
+links to the ``T.Pipelined`` line, so the Source section tints those lines and lists them under it, and the
+Machine code section's opcode list keeps each opcode with its count when it wraps (``HGMMA&nbsp;8``).
 When a view changes on purpose, save the snapshot again:
 ``python tests/test_snapshot_unchanged.py``.
 """
