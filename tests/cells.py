@@ -1,4 +1,5 @@
-"""Cell sources the magic, nbconvert and browser tests run: one GEMM, one softmax, one CPU kernel, each written once."""
+"""Cell sources the magic, nbconvert and browser tests run: one GEMM, one softmax, one small CUDA kernel, one CPU kernel,
+each written once."""
 
 from __future__ import annotations
 
@@ -66,5 +67,21 @@ def {name}(N=256, block=32):
         with C.Kernel(C.ceildiv(N, block)) as bx:
             for i in C.serial(block):{comment}
                 Out[bx * block + i] = A[bx * block + i] * {factor}
+    return main
+"""
+
+
+def fill_cell(name: str = "filled") -> str:
+    """A small CUDA kernel ``name`` (one block of 128 threads sets 128 floats to 1.0), for ``ip.run_cell_magic``."""
+    return f"""import tilelang
+import tilelang.language as T
+
+@tilelang.jit
+def {name}(M=128):
+    @T.prim_func
+    def main(A: T.Tensor((M,), T.float32)):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(M):
+                A[i] = 1.0
     return main
 """

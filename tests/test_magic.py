@@ -6,7 +6,7 @@ import threading
 from concurrent.futures import Future
 
 import pytest
-from cells import cpu_cell, gemm_cell
+from cells import cpu_cell, fill_cell, gemm_cell
 from IPython.core.error import UsageError
 from IPython.display import DisplayHandle
 from sample_records import failed_record, sample_record
@@ -90,24 +90,10 @@ def test_a_kernel_whose_jit_names_the_cpu_compiles_for_it_without_target_c(ip):
     assert ip.user_ns["doubled_kernel"] is not None  # compiled, so it runs here
 
 
-FILLED_CELL = """
-import tilelang.language as T
-
-@tilelang.jit
-def filled(M=128):
-    @T.prim_func
-    def main(A: T.Tensor((M,), T.float32)):
-        with T.Kernel(1, threads=128) as bx:
-            for i in T.Parallel(M):
-                A[i] = 2.0
-    return main
-"""
-
-
 def test_bench_times_a_cpu_kernel_on_the_cpu_and_says_why_a_gpu_kernel_was_not_timed_without_a_gpu(ip, capsys):
     from conftest import cuda_available
 
-    cell = cpu_cell("bench_doubled") + FILLED_CELL
+    cell = cpu_cell("bench_doubled") + fill_cell("filled")
     for _ in ("compiled", "from the cell cache"):
         ip.run_cell_magic("tilelang", "--no-show --bench", cell)
         lines = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines())

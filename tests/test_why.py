@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from cells import cpu_cell
+from cells import cpu_cell, fill_cell
 from htmlcheck import parse
 from IPython.core.error import UsageError
 from sample_records import EVIL
@@ -15,19 +15,6 @@ import tilelab
 from tilelab.provenance import CacheSource
 from tilelab.recompiled import KeyChange, WhyRecompiled
 from tilelab.views.compare.changes import SinceLastRunView, WhyView
-
-CUDA_CELL = """import tilelang
-import tilelang.language as T
-
-@tilelang.jit
-def {name}(M=128):
-    @T.prim_func
-    def main(A: T.Tensor((M,), T.float32)):
-        with T.Kernel(1, threads=128) as bx:
-            for i in T.Parallel(M):
-                A[i] = 1.0
-    return main
-"""
 
 
 def run(ip, cell: str, line: str = "--target c"):
@@ -83,8 +70,8 @@ def test_a_source_edit_names_the_tir_and_the_first_changed_cell_line(ip):
 
 
 def test_a_target_change_names_the_target(ip):
-    run(ip, CUDA_CELL.format(name="retargeted"), "--arch sm_80 --no-machine-code")
-    line = run(ip, CUDA_CELL.format(name="retargeted"), "--arch sm_90 --no-machine-code")
+    run(ip, fill_cell("retargeted"), "--arch sm_80 --no-machine-code")
+    line = run(ip, fill_cell("retargeted"), "--arch sm_90 --no-machine-code")
 
     why = line.since.why
     assert "target cuda sm_80 → cuda sm_90" in why.text()
