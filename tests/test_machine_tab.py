@@ -61,7 +61,8 @@ def test_the_sm90_gemm_shows_its_resources_against_hoppers_limits_and_its_hgmma_
     (kernel,) = reply["kernels"]
     assert kernel["name"] == "gemm_kernel"
     assert card_value(kernel, "registers per thread").endswith(" of 255")
-    assert "49152 B dynamic" in card_value(kernel, "shared memory per block")
+    shared = card_value(kernel, "shared memory per block")  # the total against the limit first, in KiB too
+    assert shared.endswith(" of 232448 B (227 KiB): 1024 B static + 49152 B dynamic") and " KiB) of " in shared
     assert card_value(kernel, "warps per SM").endswith(" of 64")
     assert kernel["card"]["launchable"] and 0 < kernel["card"]["occupancy"] <= 1
     classes = {row["class"]: row for row in kernel["classes"]}

@@ -17,7 +17,9 @@ warp, threads, rows and columns (an image shows no SVG tooltip), and the Source 
 points to the Machine code section the record has (it said "lowered only (no GPU / nvcc here), so no binary exists"),
 and the pipeline's barrier set-up (``mbarrier_mem``, its ``init`` block, ``fence_barrier_init`` and the sync after it)
 links to the ``T.Pipelined`` line, so the Source section tints those lines and lists them under it, and the
-Machine code section's opcode list keeps each opcode with its count when it wraps (``HGMMA&nbsp;8``).
+Machine code section's opcode list keeps each opcode with its count when it wraps (``HGMMA&nbsp;8``), and a
+block's shared memory reads in KiB beside its bytes where it is a total (``49152 B (48 KiB)`` in the Overview; the
+Machine code card leads with the total against the limit, ``50176 B (49 KiB) of 232448 B (227 KiB): 1024 B static + …``).
 When a view changes on purpose, save the snapshot again:
 ``python tests/test_snapshot_unchanged.py``.
 """

@@ -80,3 +80,9 @@ def test_a_cpu_kernel_has_no_launch_and_its_overview_says_its_blocks_run_as_a_lo
         rows = [row for row in overview_data(shown)["rows"] if row["label"].startswith("launch")]
         assert [row["text"] for row in rows] == ["none: a host function, whose T.Kernel blocks run as a loop in it on the CPU"]
         assert "grid" not in overview_snapshot(overview_data(shown))
+
+
+def test_a_launchs_shared_memory_reads_in_kib_beside_its_bytes():
+    (launch,) = [row for row in overview_data(sample_record())["rows"] if row["label"] == "launch"]
+
+    assert launch["text"] == "grid 8 × 8 × 1, 128 threads (128 × 1 × 1), 49152 B (48 KiB) dynamic shared memory"

@@ -21,7 +21,7 @@ from typing import Any
 
 from tilelab.records import KernelResources, OccupancyRecord
 
-__all__ = ["ARCH_LIMITS", "LIMITS_SOURCE", "ArchLimits", "launch_problems", "limits_for", "occupancy"]
+__all__ = ["ARCH_LIMITS", "LIMITS_SOURCE", "ArchLimits", "byte_size", "launch_problems", "limits_for", "occupancy"]
 
 LIMITS_SOURCE = (
     "CUDA C++ Programming Guide (CUDA 13.0), Compute Capabilities: Technical Specifications per Compute Capability; "
@@ -73,8 +73,9 @@ def limits_for(arch: str) -> ArchLimits:
     return ARCH_LIMITS[base]
 
 
-def _kib(value: int) -> str:
-    return f"{value} B ({value / _KIB:g} KiB)"
+def byte_size(value: int) -> str:
+    """``49152 B (48 KiB)``: exact bytes, with KiB beside them from 1 KiB up (how limits and tile sizes are thought of)."""
+    return f"{value} B ({value / _KIB:.4g} KiB)" if value >= _KIB else f"{value} B"
 
 
 def _threads_problem(threads: int, arch: str, limits: ArchLimits) -> str | None:
@@ -89,8 +90,8 @@ def _shared_problem(static: int, dynamic: int, arch: str, limits: ArchLimits) ->
         return None
     parts = f"static {static} B + dynamic {dynamic} B" if static else f"dynamic {dynamic} B"
     return (
-        f"shared memory {_kib(total)} per block ({parts}) exceeds {arch}'s limit of "
-        f"{_kib(limits.max_shared_per_block)} per block"
+        f"shared memory {byte_size(total)} per block ({parts}) exceeds {arch}'s limit of "
+        f"{byte_size(limits.max_shared_per_block)} per block"
     )
 
 

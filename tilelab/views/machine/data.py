@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from tilelab.machine.occupancy import LIMITS_SOURCE, limits_for
+from tilelab.machine.occupancy import LIMITS_SOURCE, byte_size, limits_for
 from tilelab.machine.record import machine_warnings
 from tilelab.machine.text import INSTRUCTION_CLASSES, compact_sass_line, instruction_classes, kernel_slice, opcode_of
 from tilelab.records import KernelRecord, KernelResources, MachineCodeRecord, OccupancyRecord, SourceRecord
@@ -82,7 +82,8 @@ def resource_rows(resources: KernelResources, occupancy: OccupancyRecord | None)
     limits = _limits(occupancy.arch)
     if limits is not None:
         rows[0] = (rows[0][0], f"{resources.registers} of {limits.max_registers_per_thread}")
-        rows[3] = (rows[3][0], f"{rows[3][1]} = {resources.total_shared_bytes} B of {limits.max_shared_per_block} B")
+        total = f"{byte_size(resources.total_shared_bytes)} of {byte_size(limits.max_shared_per_block)}"
+        rows[3] = (rows[3][0], f"{total}: {rows[3][1]}")
     return [
         *rows,
         ("blocks per SM", f"{occupancy.blocks_per_sm} (limited by {occupancy.limited_by})"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tilelab.machine.occupancy import byte_size
 from tilelab.machine.record import machine_warnings
 from tilelab.records import ErrorRecord, KernelRecord
 
@@ -63,7 +64,7 @@ def _launch_rows(record: KernelRecord) -> list[dict[str, str]]:
         label = f"launch {launch.kernel}" if len(record.launches) > 1 and launch.kernel else "launch"
         text = (
             f"grid {_dims(launch.grid)}, {launch.threads} threads ({_dims(launch.block)}), "
-            f"{launch.dynamic_shared_bytes} B dynamic shared memory"
+            f"{byte_size(launch.dynamic_shared_bytes)} dynamic shared memory"
         )
         rows.append(_row(label, text))
     return rows
@@ -91,7 +92,7 @@ def _machine_rows(record: KernelRecord) -> list[dict[str, str]]:
             _row(
                 "resources" if len(machine.resources) == 1 else f"resources {name}",
                 f"{resources.registers} registers/thread, {resources.spills} B spilled, "
-                f"{resources.total_shared_bytes} B shared/block{occupied}",
+                f"{byte_size(resources.total_shared_bytes)} shared/block{occupied}",
             )
         )
     return rows + [_row("warning", text, "warning") for text in machine_warnings(machine)]
