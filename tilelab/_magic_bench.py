@@ -19,17 +19,15 @@ from tilelab.targets import TargetChoice
 from tilelab.tune.bench import measure, ready_to_time
 from tilelab.tune.checks import call_args, device_of, short_error
 
-__all__ = ["bench_lines", "targets_to_time"]
+__all__ = ["bench_lines", "refuse_unless_one_runs"]
 
 Arguments = Callable[[str, Any], tuple[tuple, dict]]  # (name, kernel) -> its (args, kwargs)
 
 
-def targets_to_time(kernels: dict[str, Any], options: Any) -> dict[str, TargetChoice]:
-    """Each kernel's target, as the cell compiles it; a usage error when none of them can run here."""
-    choices = {name: kernel_target(kernel, options.arch, options.target) for name, kernel in kernels.items()}
-    if not any(choice.runnable for choice in choices.values()):
+def refuse_unless_one_runs(kernels: dict[str, Any], options: Any) -> None:
+    """A usage error when none of ``kernels``, each compiled for its own target as the cell compiles it, can run here."""
+    if not any(kernel_target(kernel, options.arch, options.target).runnable for kernel in kernels.values()):
         raise UsageError(str(NoGPUError("--bench")))
-    return choices
 
 
 def bench_lines(records: list[KernelRecord], compiled: dict[str, Any], kernels: dict[str, Any], arguments: Arguments, options: Any) -> list[str]:

@@ -86,9 +86,9 @@ class TileLangMagics(Magics):
         # rewrites each kernel's AST (~50 ms), and nothing the key covers has changed.
         kernels, bindings = (cached.kernels, cached.bindings) if cached is not None else self._run_cell(code, filename, options.name)
         if options.bench:  # before anything is compiled or bound: a cell none of whose kernels can run here is refused
-            from tilelab._magic_bench import bench_lines, targets_to_time
+            from tilelab._magic_bench import bench_lines, refuse_unless_one_runs
 
-            targets_to_time(kernels, options)
+            refuse_unless_one_runs(kernels, options)
         if cached is not None:
             self.shell.push(bindings)
             records = [self.registry.add(record.with_cache_hit()) for record in cached.records]
