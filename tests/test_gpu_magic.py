@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from IPython.core.error import UsageError
 from test_magic import GEMM_CELL
 
 from tilelab.records import CompileMode
@@ -76,3 +79,17 @@ def test_profile_flag_waits_for_the_machine_code_and_shows_the_warp_samples_on_t
     (shown,) = record_view(record).core.answer({"id": 1, "type": "profile"})["kernels"]
     samples = next(section for section in shown["sections"] if section["kind"] == "samples")
     assert samples["cell"] and samples["note"] == ""
+
+
+def test_bench_with_another_arch_than_the_gpus_says_that_is_why_it_cannot_run(ip):
+    from cells import fill_cell
+
+    from tilelab.targets import gpu_name, resolve_target
+
+    present = resolve_target().arch
+    other = "sm_80" if not present.startswith("sm_80") else "sm_90"
+    because = f"the GPU, {gpu_name()}, is {present}"
+
+    assert resolve_target(other).lowered_because == because
+    with pytest.raises(UsageError, match=re.escape(f"--bench runs the kernels, and they are lowered for {other} only ({because}); ")):
+        ip.run_cell_magic("tilelang", f"--no-show --arch {other} --bench", fill_cell("other_arch_fill"))

@@ -103,7 +103,7 @@ def test_bench_times_a_cpu_kernel_on_the_cpu_and_says_why_a_gpu_kernel_was_not_t
         if cuda_available():
             assert "ms per call (the mean, by CUDA events, the L2 flushed before each call;" in lines["filled"]
         else:
-            assert lines["filled"] == "not timed: lowered for sm_90 only (no GPU here)"
+            assert lines["filled"] == "not timed: lowered for sm_90 only (no GPU)"
 
 
 def test_classic_kernel_takes_args_from_the_line(ip, gemm_view):

@@ -19,7 +19,9 @@ and the pipeline's barrier set-up (``mbarrier_mem``, its ``init`` block, ``fence
 links to the ``T.Pipelined`` line, so the Source section tints those lines and lists them under it, and the
 Machine code section's opcode list keeps each opcode with its count when it wraps (``HGMMA&nbsp;8``), and a
 block's shared memory reads in KiB beside its bytes where it is a total (``49152 B (48 KiB)`` in the Overview; the
-Machine code card leads with the total against the limit, ``50176 B (49 KiB) of 232448 B (227 KiB): 1024 B static + …``).
+Machine code card leads with the total against the limit, ``50176 B (49 KiB) of 232448 B (227 KiB): 1024 B static + …``),
+and the Overview's status of this record, of format 8, which did not say why it was lowered only, reads
+``lowered only (not runnable here)`` (it said "no GPU"; a format-9 record says: no GPU, or the GPU's other arch).
 When a view changes on purpose, save the snapshot again:
 ``python tests/test_snapshot_unchanged.py``.
 """

@@ -13,7 +13,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from tilelab.capture import kernel_target
-from tilelab.errors import NoGPUError
+from tilelab.errors import cannot_run
 from tilelab.records import KernelRecord
 from tilelab.targets import TargetChoice
 from tilelab.tune.bench import measure, ready_to_time
@@ -26,8 +26,9 @@ Arguments = Callable[[str, Any], tuple[tuple, dict]]  # (name, kernel) -> its (a
 
 def refuse_unless_one_runs(kernels: dict[str, Any], options: Any) -> None:
     """A usage error when none of ``kernels``, each compiled for its own target as the cell compiles it, can run here."""
-    if not any(kernel_target(kernel, options.arch, options.target).runnable for kernel in kernels.values()):
-        raise UsageError(str(NoGPUError("--bench")))
+    choices = [kernel_target(kernel, options.arch, options.target) for kernel in kernels.values()]
+    if not any(choice.runnable for choice in choices):
+        raise UsageError(str(cannot_run("--bench", choices[0])))
 
 
 def bench_lines(records: list[KernelRecord], compiled: dict[str, Any], kernels: dict[str, Any], arguments: Arguments, options: Any) -> list[str]:
@@ -37,8 +38,10 @@ def bench_lines(records: list[KernelRecord], compiled: dict[str, Any], kernels: 
         name, choice = record.name, kernel_target(kernels[record.name], options.arch, options.target)
         if not record.ok:
             lines.append(f"{name}: not timed: it did not compile ({record.error.message if record.error else 'no error recorded'})")
-        elif name not in compiled or not choice.runnable:
-            lines.append(f"{name}: not timed: lowered for {choice.arch} only (no GPU here)")
+        elif not choice.runnable:
+            lines.append(f"{name}: not timed: lowered for {choice.arch} only ({choice.lowered_because})")
+        elif name not in compiled:
+            lines.append(f"{name}: not timed: it compiled to no kernel that can be called")
         else:
             args, kwargs = arguments(name, kernels[name])
             lines.append(f"{name}: {_timed(kernels[name], compiled[name], args, kwargs, choice)}")

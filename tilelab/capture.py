@@ -215,6 +215,7 @@ class _Facts:
             "cache_key": self.cache_key,
             "arguments": self.arguments,
             "device_name": self.choice.device_name,
+            "lowered_because": self.choice.lowered_because,
         }
 
     def failed(self, recorder: PassRecorder, error) -> KernelRecord:

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tilelab.records import ErrorRecord, KernelRecord
+from tilelab.records import NO_GPU, ErrorRecord, KernelRecord
+from tilelab.targets import TargetChoice
 
 __all__ = [
     "KernelCompileError",
@@ -58,6 +59,21 @@ class NoGPUError(TileLabError):
             f"{what} needs a CUDA GPU and none is visible here; "
             "lowering, the Explorer and lowering-only tuning work without one (use --arch sm_80/sm_90)"
         )
+
+
+class LoweredOnlyError(TileLabError):
+    """A path that runs kernels was asked of kernels lowered for another arch than the GPU here."""
+
+    def __init__(self, what: str, choice: TargetChoice) -> None:
+        super().__init__(
+            f"{what} runs the kernels, and they are lowered for {choice.arch} only ({choice.lowered_because}); "
+            "leave out --arch to compile them for this GPU"
+        )
+
+
+def cannot_run(what: str, choice: TargetChoice) -> TileLabError:
+    """Why ``what`` (``--bench``, ``--profile``) cannot run kernels lowered for ``choice``: no GPU, or one of another arch."""
+    return NoGPUError(what) if choice.lowered_because in ("", NO_GPU) else LoweredOnlyError(what, choice)
 
 
 class KernelCompileError(TileLabError):

@@ -23,7 +23,7 @@ from tilelab._line import LineError, option_words
 from tilelab._magic_cell import CachedCell, cell_key, compile_cell, located
 from tilelab._magic_lines import cache, diff, list_records, show, subcommand, why
 from tilelab._time_limit import EXPLORE_TIMEOUT_S, check_timeout
-from tilelab.errors import KernelCompileError, NoGPUError, error_record
+from tilelab.errors import KernelCompileError, cannot_run, error_record
 from tilelab.records import KernelRecord
 from tilelab.registry import LIMIT, Bounded, default_registry
 from tilelab.targets import TargetError, resolve_target
@@ -77,7 +77,7 @@ class TileLangMagics(Magics):
         except TargetError as exc:
             raise UsageError(str(exc)) from None
         if options.profile and not choice.runnable:
-            raise UsageError(str(NoGPUError("--profile")))
+            raise UsageError(str(cannot_run("--profile", choice)))
         code, filename = self._compile_cell(cell, f"%%tilelang {line}".rstrip())
         arguments = self._evaluate_arguments(options.args)
         key = self._cache_key(cell, code, options, arguments, choice.as_json())

@@ -168,7 +168,7 @@ def case_of_record(record: Any) -> ReproCase:
 
 
 def _observed_of_record(record: Any) -> tuple[str, ...]:
-    state = "compiled" if not record.lowered_only else "lowered only (no GPU where it was observed)"
+    state = "compiled" if not record.lowered_only else f"lowered only ({record.lowered_because or 'not compiled for a device'})"
     lines = [f"kernel {record.name} for {record.arch} ({state}), tilelang {record.tilelang_version}, "
              f"on {time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created))}"]  # fmt: skip
     if record.error is not None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import functools
 import json
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from tilelab._tilelang import HOST_TARGETS
+from tilelab.records import NO_GPU
 
 __all__ = ["ARCHES", "DEFAULT_ARCH", "TargetChoice", "TargetError", "gpu_name", "has_gpu", "resolve_target"]
 
@@ -29,6 +30,11 @@ class TargetChoice:
     arch: str
     runnable: bool  # True: compile for a present device; False: lower only
     device_name: str | None = None
+    lowered_because: str = ""  # why it is lowered only: NO_GPU, or the present GPU is of another arch
+
+    def lowered(self, because: str) -> TargetChoice:
+        """This target, lowered only (no device code compiled, nothing run), ``because``."""
+        return replace(self, runnable=False, device_name=None, lowered_because=because)
 
     @property
     def is_cuda(self) -> bool:
@@ -96,9 +102,9 @@ def resolve_target(arch: str | None = None, target: Any = None) -> TargetChoice:
         wanted = present if arch is None else _check_arch(arch)
         if wanted.rstrip("a") == present.rstrip("a"):
             return TargetChoice({"kind": "cuda", "arch": present}, present, True, gpu_name())
-        return TargetChoice({"kind": "cuda", "arch": wanted}, wanted, False)
+        return TargetChoice({"kind": "cuda", "arch": wanted}, wanted, False, lowered_because=f"the GPU, {gpu_name()}, is {present}")
     wanted = _check_arch(arch or DEFAULT_ARCH)
-    return TargetChoice({"kind": "cuda", "arch": wanted}, wanted, False)
+    return TargetChoice({"kind": "cuda", "arch": wanted}, wanted, False, lowered_because=NO_GPU)
 
 
 def _explicit_target(target: Any) -> TargetChoice:
@@ -120,7 +126,7 @@ def _explicit_target(target: Any) -> TargetChoice:
         return TargetChoice(dict(target), str(target.get("kind")), True, str(target.get("kind")))
     arch = _check_arch(str(target.get("arch", DEFAULT_ARCH)))
     choice = resolve_target(arch=arch)
-    return TargetChoice({**target, "arch": choice.arch}, choice.arch, choice.runnable, choice.device_name)
+    return replace(choice, spec={**target, "arch": choice.arch})
 
 
 def _target_to_dict(target: Any) -> dict[str, Any]:

@@ -37,10 +37,10 @@ from tilelab.repro import reproducer_of_record
 # 6: the source's map (device-code line -> kernel-file line, repaired at capture);
 # 7: the estimate's and the roofline position's peaks as one DevicePeaks (they were four flat fields);
 # 8: the profile's warp-state samples per SASS instruction
-FORMAT_VERSION = 8
-# Formats 3 to 6 and 8 only added optional fields: older files lack them (None, no dtypes, no samples);
+FORMAT_VERSION = 9
+# Formats 3 to 6, 8 and 9 only added optional fields: older files lack them (None, no dtypes, no samples);
 # decode_peaks reads both peaks.
-_READABLE_FORMATS = (2, 3, 4, 5, 6, 7, 8)
+_READABLE_FORMATS = (2, 3, 4, 5, 6, 7, 8, 9)
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,6 +74,7 @@ class KernelRecord:
     error: ErrorRecord | None = None
     warnings: tuple[str, ...] = ()
     device_name: str | None = None
+    lowered_because: str = ""  # why a lowered-only record was not compiled: NO_GPU, or the GPU was of another arch ("": not said, before format 9)
     from_cache: bool = False
     provenance: Provenance | None = None  # who served the compile and what TileLang's cache key was made of
     created: float = field(default_factory=time.time)  # when the compile finished (orders a kernel's runs)

@@ -14,6 +14,7 @@ from tilelab.peaks import DevicePeaks
 from tilelab.records.encoding import values_equal
 
 __all__ = [
+    "NO_GPU",
     "CellLink",
     "CompileMode",
     "ErrorRecord",
@@ -42,8 +43,11 @@ class Status(str, Enum):
 class CompileMode(str, Enum):
     """How far the compile went."""
 
-    LOWERED = "lowered"  # device code generated, not compiled: no GPU here
+    LOWERED = "lowered"  # device code generated, not compiled: no GPU here, or one of another arch
     COMPILED = "compiled"  # compiled for a present device (or the CPU), runnable
+
+
+NO_GPU = "no GPU"  # why a CUDA kernel was lowered only, where no GPU was visible
 
 
 class LayoutKind(str, Enum):

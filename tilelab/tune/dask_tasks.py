@@ -246,7 +246,7 @@ def probe_task(arch: str | None, target: Any, runnable: bool) -> tuple[Any, str]
 
     choice = resolve_target(arch, target)
     if not runnable and choice.is_cuda and choice.runnable:
-        choice = replace(choice, runnable=False, device_name=None)
+        choice = choice.lowered("this worker benchmarks nothing")
     return choice, device_name(choice)
 
 

@@ -26,7 +26,6 @@ import struct
 import sys
 import threading
 import time
-from dataclasses import replace
 from typing import Any, BinaryIO
 
 from tilelab.errors import captured_compiler_output, error_record
@@ -98,7 +97,7 @@ def _compiled(setup: dict, kernel: Any, config: dict, trace: Any) -> tuple[str, 
     launches = launches_of(built, choice)
     if not launches and choice.is_cuda and choice.runnable:  # a kernel-cache load keeps no device module: lower it
         with captured_compiler_output():
-            launches = launches_of(build(kernel, setup["args"], {**setup["fixed"], **config}, replace(choice, runnable=False)), choice)
+            launches = launches_of(build(kernel, setup["args"], {**setup["fixed"], **config}, choice.lowered("a kernel-cache load keeps no device module")), choice)
     problems = launch_problems_of(built, choice, launches)
     if problems:  # no nvcc needed to know: the launch alone is over the limits
         return "cannot_launch", "; ".join(problems), time.perf_counter() - started, launch_columns(launches), []

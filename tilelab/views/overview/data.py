@@ -27,8 +27,12 @@ def _dims(values: Sequence[int]) -> str:
     return " × ".join(str(v) for v in values)
 
 
+def _lowered_only(because: str) -> str:
+    return f"lowered only ({because}: not runnable here)" if because else "lowered only (not runnable here)"
+
+
 def _rows(record: KernelRecord) -> list[dict[str, str]]:
-    state = "failed" if not record.ok else ("lowered only (no GPU: not runnable here)" if record.lowered_only else "compiled")
+    state = "failed" if not record.ok else (_lowered_only(record.lowered_because) if record.lowered_only else "compiled")
     rows = [_row("kernel", record.name), _row("target", record.arch, note=record.target), _row("status", state)]
     rows += _launch_rows(record)
     rows += [_row("cannot launch", problem, "error") for problem in record.launch_problems]
