@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tilelab.diffs import align_passes, count_changes, ir_at, only_in
+from tilelab.machine.occupancy import byte_size
 from tilelab.records import KernelRecord
 
 __all__ = ["ASPECTS", "RecordChanges", "record_changes"]
@@ -106,8 +107,8 @@ def record_changes(a: KernelRecord, b: KernelRecord) -> RecordChanges:
         cuda_added=added,
         cuda_removed=removed,
         launch=_launch_changes(a, b),
-        shared=_per_kernel(a, b, lambda launch: f"{launch.dynamic_shared_bytes} B dynamic", _launches)
-        + (_machine_changes(a, b, lambda r: f"{r.shared_bytes} B static") or ()),
+        shared=_per_kernel(a, b, lambda launch: f"{byte_size(launch.dynamic_shared_bytes)} dynamic", _launches)
+        + (_machine_changes(a, b, lambda r: f"{byte_size(r.shared_bytes)} static") or ()),
         registers=_machine_changes(a, b, lambda r: r.registers),
         spills=_machine_changes(a, b, lambda r: f"{r.spills} B"),
         layouts=_layout_changes(a, b),
