@@ -146,7 +146,8 @@ def test_tune_writes_one_csv_row_per_config(tmp_path):
         (["report", "helpers.py::gemm"], "no kernel named 'gemm' (kernels there: none)"),
         (["report", "helpers.py::add"], "helpers.py::add is a function, not a @tilelang.jit"),
         (["report", "gemm_kernels.py::matmul", "--args", "(1,"], "is not a Python expression"),
-        (["tune", "gemm_kernels.py::matmul", "block_M=64,,128"], "cannot read 'block_M=64,,128'"),
+        # Read before the file is imported (it would raise): a typo is told at once, not after TileLang's import.
+        (["tune", "raises.py::matmul", "block_M=64,,128"], "cannot read 'block_M=64,,128'"),
         (["diff", "missing.json", "missing.json"], "missing.json: no such file"),
         (["diff", "a.json", "b.json", "--fail-on", "speed"], "choose among registers,spills,shared,passes,launch"),
     ],

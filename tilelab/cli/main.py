@@ -233,12 +233,13 @@ def _cache(options: argparse.Namespace) -> int:
 
 def _tune(options: argparse.Namespace) -> int:
     from tilelab.cli.load import call_arguments, compiled_arguments, load_kernel
-    from tilelab.cli.tune import check_output, run_tune, write_rows
+    from tilelab.cli.tune import check_output, check_params, run_tune, write_rows
 
     _file, _, name = options.kernel.rpartition("::")
     output = options.out or Path(f"{name}.csv")
-    check_output(output)  # before the (slow) import of the kernel's file, as the --args check
+    check_output(output)  # before the (slow) imports of TileLang and the kernel's file, as the --args check
     compiled_arguments(options.args)
+    check_params(name, options.params)
     name, _kernel, namespace = load_kernel(options.kernel, plain_functions=True)
     call = call_arguments(options.args, namespace)
     chosen = {"arch": options.arch, "target": options.target, "db": options.db, "workers": options.workers,

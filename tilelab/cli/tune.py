@@ -8,9 +8,9 @@ from typing import Any
 
 from tilelab.cli.load import UsageError
 from tilelab.registry import default_registry
-from tilelab.tune.api import tune_from_line
+from tilelab.tune.tune_line import check_tune_line
 
-__all__ = ["check_output", "run_tune", "write_rows"]
+__all__ = ["check_output", "check_params", "run_tune", "write_rows"]
 
 _FORMATS = (".csv", ".parquet")
 
@@ -33,6 +33,14 @@ def check_output(path: Path) -> None:
         path.unlink()
 
 
+def check_params(name: str, tokens: list[str]) -> None:
+    """A usage error for a ``PARAM=V1,V2`` that cannot be read, before the kernel's file (and TileLang) is imported."""
+    try:
+        check_tune_line(" ".join([name, *(_token(token) for token in tokens)]))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def run_tune(name: str, namespace: dict[str, Any], call: tuple[tuple, dict], tokens: list[str], options: dict[str, Any]):
     """Sweep kernel ``name`` of ``namespace`` over ``tokens`` (``key=v1,v2``), showing a progress bar.
 
@@ -41,6 +49,8 @@ def run_tune(name: str, namespace: dict[str, Any], call: tuple[tuple, dict], tok
     as literals. Argument values travel to ``tune_from_line`` as names bound in
     its namespace, so no object has to be written as text.
     """
+
+    from tilelab.tune.api import tune_from_line  # TileLang's import: after every check of the command line
 
     bound: dict[str, Any] = {}
 

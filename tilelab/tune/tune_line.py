@@ -66,6 +66,30 @@ def parse_tune_line(line: str, user_ns: dict[str, Any]) -> tuple[Any, list[Any],
     return user_ns[name], args, kwargs
 
 
+def check_tune_line(line: str) -> None:
+    """Raise the ValueError :func:`parse_tune_line` raises for ``line``'s shape, before any of its names exist
+    (the command line checks its words so before it imports the kernel's file)."""
+    parse_tune_line(line, _EveryName())
+
+
+class _EveryName(dict):
+    """A namespace in which every name is bound, each to a stand-in of its own."""
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key.isidentifier()
+
+    def __missing__(self, key: str) -> _StandIn:
+        return _StandIn(key)
+
+
+class _StandIn:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
 def _option(token: str, remaining: Iterator[str]) -> str:
     """``--force``, ``--arch=sm_80`` or ``--arch sm_80`` as ``key=value``."""
     key, sep, text = token[2:].partition("=")
