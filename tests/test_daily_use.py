@@ -227,13 +227,14 @@ def test_two_tuning_runs_of_one_kernel_are_told_apart_in_the_panel():
 
 
 def test_a_lowering_only_sweep_says_what_it_lowered_for_not_on_none():
-    from tilelab.targets import resolve_target
+    from tilelab.targets import gpu_name, resolve_target
     from tilelab.tune.result import TuneResult
     from tilelab.views.tuning import TuningView
 
-    choice = resolve_target("sm_90", None)
-    lowered = TuneResult("matmul", ({"block_M": 64},), ("block_M",), "none (lowered for sm_90)", choice=choice, runnable=False)
+    choice = resolve_target("sm_80", None)  # "no GPU" here; on an H200: "the GPU, NVIDIA H200, is sm_90a"
+    lowered = TuneResult("matmul", ({"block_M": 64},), ("block_M",), "none (lowered for sm_80)", choice=choice, runnable=False)
 
     header = TuningView(lowered).progress_html()
 
-    assert "matmul</b> lowered for sm_90 (no device)" in header and "on none" not in header
+    assert f"matmul</b> lowered for sm_80 ({choice.lowered_because})" in header and "on none" not in header
+    assert choice.lowered_because in ("no GPU", f"the GPU, {gpu_name()}, is {resolve_target().arch}")

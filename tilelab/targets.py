@@ -136,6 +136,11 @@ def _target_to_dict(target: Any) -> dict[str, Any]:
     return {k: v for k, v in dict(export()).items() if k in ("kind", "arch")}
 
 
+def why_lowered(choice: TargetChoice | None) -> str:
+    """Why work under ``choice`` was lowered only, where it was kept (``no device`` where it was not)."""
+    return (choice.lowered_because if choice is not None else "") or "no device"
+
+
 def device_label(choice: TargetChoice) -> str:
     """What rows measured under ``choice`` are labelled with: the GPU's name, the CPU's model, or that nothing ran."""
     if not choice.runnable:

@@ -17,6 +17,7 @@ from typing import Any
 
 from tilelab.capture import explore
 from tilelab.provenance import PROVENANCE_COLUMNS
+from tilelab.targets import why_lowered
 from tilelab.tune.budget import coverage_of
 from tilelab.tune.build import build
 from tilelab.tune.repro import row_reproducer
@@ -152,7 +153,8 @@ class TuneResult:
         if self._best_kernel is None:
             best = self.best
             if not self.runnable:
-                raise ValueError(f"{self.kernel_name}: this sweep only lowered its configs (no device), so there is no kernel to run")
+                because = why_lowered(self.choice)
+                raise ValueError(f"{self.kernel_name}: this sweep only lowered its configs ({because}), so there is no kernel to run")
             if best is None:
                 raise ValueError(f"{self.kernel_name}: no config ran successfully, so there is no best kernel")
 

@@ -22,6 +22,7 @@ import numbers
 from typing import Any
 
 from tilelab.provenance import PROVENANCE_COLUMNS
+from tilelab.targets import why_lowered
 from tilelab.tune.search_analysis import best_so_far, parameter_importance
 from tilelab.views.tuning.colours import BAR_COLOURS, BEST_MARK, STATUS_COLOURS, heat_colour
 from tilelab.views.tuning.data_timeline import TIMELINE_ROWS, timeline_data
@@ -108,12 +109,14 @@ def _state(result: Any) -> str:
 
 
 def _where(result: Any) -> str:
-    """``on NVIDIA H200`` for a run that ran, ``lowered for sm_90 (no device)`` for a lowering-only one."""
+    """``on NVIDIA H200`` for a run that ran; for a lowering-only one, what it lowered for and why: ``lowered for
+    sm_90 (no GPU)``, ``lowered for sm_80 (the GPU, NVIDIA H200, is sm_90a)``."""
     device = str(result.device or "")
     if result.runnable and device:
         return f"on {device}"
     arch = getattr(result.choice, "arch", None)
-    return f"lowered for {arch} (no device)" if arch else "lowered only (no device)"
+    because = why_lowered(result.choice)
+    return f"lowered for {arch} ({because})" if arch else f"lowered only ({because})"
 
 
 def _gpu(state: dict) -> str:
