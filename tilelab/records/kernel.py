@@ -36,9 +36,9 @@ from tilelab.repro import reproducer_of_record
 # 4: the estimate's GEMM operand dtypes (which pick its FLOP peak); 5: provenance (who served it, the cache key's parts);
 # 6: the source's map (device-code line -> kernel-file line, repaired at capture);
 # 7: the estimate's and the roofline position's peaks as one DevicePeaks (they were four flat fields);
-# 8: the profile's warp-state samples per SASS instruction
+# 8: the profile's warp-state samples per SASS instruction; 9: why a lowered-only record was lowered (lowered_because)
 FORMAT_VERSION = 9
-# Formats 3 to 6, 8 and 9 only added optional fields: older files lack them (None, no dtypes, no samples);
+# Formats 3 to 6, 8 and 9 only added optional fields: older files lack them (None, no dtypes, no samples, "");
 # decode_peaks reads both peaks.
 _READABLE_FORMATS = (2, 3, 4, 5, 6, 7, 8, 9)
 
