@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import dataclasses
 import importlib
 import json
 import subprocess
@@ -119,6 +120,26 @@ def test_diff_of_two_tile_configs_fails_on_passes_and_reports_the_launch_change(
     assert "changed: passes" in lines
     html = (workdir / "tiles.html").read_text()
     assert "data-tilelab='compare'" in html and "<script" not in html
+
+
+def test_a_baseline_saved_before_tilelab_named_tilelangs_unnamed_passes_diffs_with_no_pass_change(two_records, workdir, capsys):
+    """Such a record holds TVM's ``pass_fn`` where a newer one names the pass by its call: the same pass."""
+    from tilelab.cli.main import main
+    from tilelab.views.compare.data import CompareData
+
+    new = tilelab.load(two_records[0])
+    named_since = ("tilelang.analysis.NestedLoopChecker", "tilelang.transform.HoistBroadcastValues")
+    assert all(name in [p.name for p in new.passes] for name in named_since)
+    old = dataclasses.replace(
+        new, passes=tuple(dataclasses.replace(p, name="pass_fn") if p.name.startswith(("tilelang.analysis.", "tilelang.transform.")) else p for p in new.passes)
+    )  # fmt: skip
+    old.save(workdir / "baseline.json")
+
+    exit_code = main(["diff", str(workdir / "baseline.json"), str(two_records[0]), "--fail-on", "passes", "-o", str(workdir / "upgrade.html")])
+
+    assert exit_code == 0
+    assert "passes: 0 added, 0 removed, 0 changed" in capsys.readouterr().out
+    assert CompareData(old, new).data()["only"] == [[], []]
 
 
 def test_tune_writes_one_csv_row_per_config(tmp_path):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tilelab.diffs import align_passes, count_changes, ir_at, only_in
+from tilelab.diffs import align_passes, count_changes, ir_at, only_in, pass_name
 from tilelab.machine.occupancy import byte_size
 from tilelab.records import KernelRecord
 
@@ -93,7 +93,7 @@ def record_changes(a: KernelRecord, b: KernelRecord) -> RecordChanges:
     first, second = only_in(a, b)
     changed = tuple(
         dict.fromkeys(
-            a.passes[left].name
+            pass_name(a.passes[left].name, b.passes[right].name)
             for left, right in align_passes(a, b)
             if left is not None and right is not None and ir_at(a.passes, left) != ir_at(b.passes, right)
         )

@@ -14,9 +14,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tilelab.records import KernelRecord, PassRecord
 
-__all__ = ["DiffLine", "Hunk", "LineDiff", "align_passes", "count_changes", "diff_lines", "ir_at", "only_in", "pass_change", "unified_rows"]
+__all__ = [
+    "UNNAMED_PASS", "DiffLine", "Hunk", "LineDiff", "align_passes", "count_changes", "diff_lines", "ir_at", "only_in",
+    "pass_change", "pass_name", "unified_rows",
+]  # fmt: skip
 
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+# TVM's name for a Python function pass made without one. Records saved before TileLab named TileLang's four such
+# passes by their call (tilelang.analysis.NestedLoopChecker...) hold it four times, and a pass whose call cannot be
+# read still gets it: in either record it stands for the pass the other names at its place.
+UNNAMED_PASS = "pass_fn"
 SIMILAR = 0.5  # lines of a replaced block at least this alike (difflib ratio) get word-level marks
 
 
@@ -167,12 +174,13 @@ def ir_at(passes: Sequence[PassRecord], position: int) -> str:
 
 
 def align_passes(a: KernelRecord, b: KernelRecord) -> list[tuple[int | None, int | None]]:
-    """Positions of the passes of ``a`` and ``b`` matched by name in order; ``None`` where one has no such pass."""
+    """Positions of the passes of ``a`` and ``b`` matched by name in order; ``None`` where one has no such pass.
+    A pass recorded as :data:`UNNAMED_PASS` matches the pass the other record has at its place."""
     names_a, names_b = [p.name for p in a.passes], [p.name for p in b.passes]
     pairs: list[tuple[int | None, int | None]] = []
     matcher = difflib.SequenceMatcher(None, names_a, names_b, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
+        if tag == "equal" or (tag == "replace" and _one_side_unnamed(names_a[i1:i2], names_b[j1:j2])):
             pairs += list(zip(range(i1, i2), range(j1, j2), strict=True))
             continue
         pairs += [(i, None) for i in range(i1, i2)]
@@ -180,9 +188,21 @@ def align_passes(a: KernelRecord, b: KernelRecord) -> list[tuple[int | None, int
     return pairs
 
 
+def _one_side_unnamed(names_a: list[str], names_b: list[str]) -> bool:
+    return len(names_a) == len(names_b) and all(UNNAMED_PASS in pair for pair in zip(names_a, names_b, strict=True))
+
+
+def pass_name(name_a: str, name_b: str) -> str:
+    """The name of an aligned pair of passes: the one that is not :data:`UNNAMED_PASS`, where one is."""
+    return name_b if name_a == UNNAMED_PASS else name_a
+
+
 def only_in(a: KernelRecord, b: KernelRecord) -> tuple[list[str], list[str]]:
-    """Pass names that run in only ``a``, and in only ``b`` (each name once, in pipeline order)."""
+    """Pass names that run in only ``a``, and in only ``b`` (each name once, in pipeline order); a pass that
+    :func:`align_passes` matched to an unnamed one runs in both."""
     names_a, names_b = [p.name for p in a.passes], [p.name for p in b.passes]
-    first = list(dict.fromkeys(n for n in names_a if n not in set(names_b)))
-    second = list(dict.fromkeys(n for n in names_b if n not in set(names_a)))
+    named = [(i, j) for i, j in align_passes(a, b) if i is not None and j is not None and names_a[i] != names_b[j]]
+    matched_a, matched_b = {i for i, _ in named}, {j for _, j in named}
+    first = list(dict.fromkeys(n for i, n in enumerate(names_a) if n not in set(names_b) and i not in matched_a))
+    second = list(dict.fromkeys(n for j, n in enumerate(names_b) if n not in set(names_a) and j not in matched_b))
     return first, second

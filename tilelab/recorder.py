@@ -21,14 +21,13 @@ import uuid
 from contextlib import contextmanager
 from typing import Any
 
-from tilelab.diffs import pass_change
+from tilelab.diffs import UNNAMED_PASS, pass_change
 from tilelab.layouts import layouts_of_module
 from tilelab.records import LayoutRecord, PassRecord
 
 __all__ = ["PassRecorder"]
 
 _LAYOUT_PASS = "tl.LayoutInference"
-_UNNAMED_PASS = "pass_fn"  # TVM's name for a Python function pass made without one
 _PASS_CALL = re.compile(r"([A-Za-z_][\w.]*)\(\)\(")  # tilelang.analysis.NestedLoopChecker()(mod)
 _PLUMBING = ("tilelab", "tvm", "tvm_ffi", "tilelang.instrumentation")  # modules between a pass's call and this recorder
 
@@ -67,7 +66,7 @@ class PassRecorder:
         if self._first_start is None:
             self._first_start = now
             self._input_hash = _structural_hash(mod)  # so that a first pass that changes nothing says so
-        return now, (_named_by_its_call() or event.name) if event.name == _UNNAMED_PASS else event.name
+        return now, (_named_by_its_call() or event.name) if event.name == UNNAMED_PASS else event.name
 
     def pass_finished(self, mod: Any, event: Any, state: tuple[float, str]) -> None:
         started, name = state
