@@ -54,6 +54,9 @@ def test_notebook_runs_without_errors(path: Path, tmp_path: Path, monkeypatch: p
     # the record), and the builds were 45 % of their CPU. tests/test_nbconvert.py, tests/test_machine*.py and the
     # browser tests check machine code in a notebook, and the committed notebooks carry the GPU machine's.
     monkeypatch.setenv("TILELAB_MACHINE_CODE", "0")
+    # No compile workers started ahead by %load_ext (a zygote importing TileLang: 3 CPU-s, for nothing in the three
+    # notebooks that never tune); a sweep still gets its workers from a zygote. tests/test_zygote.py tests the warming.
+    monkeypatch.setenv("TILELAB_POOL_MAX", "0")
     notebook = _execute(path)
 
     errors = error_outputs(notebook)

@@ -114,12 +114,18 @@ def lab_server(tmp_path_factory) -> Server:
     # No compile workers ahead: a kernel that never tunes starts no zygote (tests/test_tune_timeline.py and
     # tests/test_zygote.py test the pool); a sweep starts its own workers.
     env["TILELAB_POOL_MAX"] = "0"
+    # No build check: each page load asked the server whether JupyterLab needs a rebuild (a yarn and a node
+    # subprocess, 0.8 CPU-s), which a prebuilt extension never does.
+    config = root / "jupyter_server_config.json"
+    no_build_check = {"buildCheck": False, "buildAvailable": False}
+    config.write_text(json.dumps({"ServerApp": {"tornado_settings": {"page_config_data": no_build_check}}}))
     jupyter = [sys.executable, "-m", "jupyterlab"]
     command = [*jupyter, "--no-browser", "--allow-root", f"--port={port}", f"--IdentityProvider.token={token}"]
     command += [
         "--ServerApp.ip=127.0.0.1",
         "--LabApp.expose_app_in_browser=True",
         f"--ServerApp.root_dir={notebook_dir}",
+        f"--config={config}",
     ]
     ARTIFACTS.mkdir(exist_ok=True)
     log = (ARTIFACTS / "jupyterlab-server.log").open("w")
