@@ -24,7 +24,8 @@ def cuda_available() -> bool:
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups (it runs last)
 def pytest_collection_modifyitems(config, items):
-    group_of = {item.nodeid: _group(item) for item in items}
+    on_postgres = {item.module.__name__ for item in items if "postgres_server" in getattr(item, "fixturenames", ())}
+    group_of = {item.nodeid: _group(item, on_postgres) for item in items}
     for item in items:
         item.add_marker(pytest.mark.xdist_group(group_of[item.nodeid]))
     size = collections.Counter(group_of.values())
@@ -55,16 +56,19 @@ def _dispatch_order(item, group_size: int) -> tuple[int, int]:
     return (2, -group_size)
 
 
-def _group(item) -> str:
+def _group(item, on_postgres: set[str]) -> str:
     """Which tests share one pytest-xdist worker (make test runs ``-n auto --dist loadgroup``): a module's
     tests, so its fixtures are made once; every browser test, so one JupyterLab and one Chromium serve them
-    all; every test on the PostgreSQL server, so one server does. A test marked ``spread`` (a slow one that
-    shares nothing, such as one notebook's run) is a group of its own, so the workers share the slow ones."""
+    all; every module with a test on the PostgreSQL server (``on_postgres``), whole, so one server does and the
+    module's own fixtures are still made once (tests/test_cluster.py's cluster, whose worker processes import
+    TileLang, was started twice when only its PostgreSQL tests joined that group). A test marked ``spread`` (a
+    slow one that shares nothing, such as one notebook's run) is a group of its own, so the workers share the
+    slow ones."""
     if item.get_closest_marker("spread"):
         return item.nodeid
     if _browser_test(item):
         return "ui"
-    if "postgres_server" in getattr(item, "fixturenames", ()):
+    if item.module.__name__ in on_postgres:
         return "postgres"
     return item.module.__name__
 
