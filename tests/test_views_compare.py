@@ -38,6 +38,27 @@ def test_passes_are_aligned_by_name_and_the_extra_one_is_listed():
     assert only_in(a, b) == ([], ["tl.WarpSpecialized"])
 
 
+def test_a_pass_recorded_as_pass_fn_pairs_with_the_pass_the_other_record_names_at_its_place():
+    """A record saved before TileLab named TileLang's unnamed Python passes holds TVM's ``pass_fn`` for them."""
+    a = sample_record()
+    old = replace(a, passes=tuple(replace(p, name="pass_fn") if i == 2 else p for i, p in enumerate(a.passes)))
+
+    assert align_passes(old, a) == [(i, i) for i in range(len(a.passes))]
+    assert only_in(old, a) == ([], [])
+    assert CompareView(old, a).data()["rows"][2][0::2] == ["pass_fn", a.passes[2].name, True]
+
+
+def test_the_shown_pair_says_identical_ir_or_whitespace_only_as_the_widget_does():
+    a = sample_record()
+    spaced = replace(a, passes=(*a.passes[:-1], replace(a.passes[-1], ir=a.passes[-1].ir.replace(" ", "  "))))
+
+    identical = parse(CompareView(a, a).to_html()).all_text()
+    whitespace = parse(CompareView(a, spaced).to_html()).all_text()
+
+    assert "Identical IR in both records." in identical and "whitespace" not in identical
+    assert "Only whitespace changed." in whitespace
+
+
 def test_selecting_a_pass_gives_both_irs_and_the_changes_between_them():
     a, b = _pair()
     view = CompareView(a, b, pass_name="tl.LowerTileOp")

@@ -40,7 +40,9 @@ def compare_html(data: dict[str, Any]) -> str:
     if shown is not None:
         name_a, _, name_b, _, _ = rows[shown["row"]]
         title = f"IR after {name_a or name_b}: {label_a} → {label_b}"
-        diff = details(title, diff_snapshot(shown, max_lines=_DIFF_LINES), open_=True)
+        # As the widget says it: diff_snapshot cannot tell identical texts from a whitespace-only change.
+        body = "<p>Identical IR in both records.</p>" if shown["same"] else diff_snapshot(shown, max_lines=_DIFF_LINES)
+        diff = details(title, body, open_=True)
     head = f"TileLab compare — {label_a} vs {label_b}"
     return (
         f"<div class='tilelab-compare' data-tilelab='compare' style='{BOX}'><div style='font-weight:600'>{escape(head)}</div>"
