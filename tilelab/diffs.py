@@ -203,6 +203,7 @@ def only_in(a: KernelRecord, b: KernelRecord) -> tuple[list[str], list[str]]:
     names_a, names_b = [p.name for p in a.passes], [p.name for p in b.passes]
     named = [(i, j) for i, j in align_passes(a, b) if i is not None and j is not None and names_a[i] != names_b[j]]
     matched_a, matched_b = {i for i, _ in named}, {j for _, j in named}
-    first = list(dict.fromkeys(n for i, n in enumerate(names_a) if n not in set(names_b) and i not in matched_a))
-    second = list(dict.fromkeys(n for j, n in enumerate(names_b) if n not in set(names_a) and j not in matched_b))
+    in_a, in_b = set(names_a), set(names_b)
+    first = list(dict.fromkeys(n for i, n in enumerate(names_a) if n not in in_b and i not in matched_a))
+    second = list(dict.fromkeys(n for j, n in enumerate(names_b) if n not in in_a and j not in matched_b))
     return first, second
