@@ -29,6 +29,7 @@ def searched() -> TuneResult:
     rows = [replace(row, elapsed_s=0.5 * row.trial) for row in replay(feed, evaluate)]
     result = _result(rows, configs=configs, swept=tuple(SPACE))
     result.study, result.search = feed.study, SETTINGS
+    result.planned = len(rows)  # as tune() plans a search: its budget of rows, not the whole space
     return result
 
 

@@ -1,4 +1,5 @@
-"""The search charts: best-so-far curves and parameter importance drawn from the tuning data (results built by hand, no compiles)."""
+"""The search charts: best-so-far curves and parameter importance, laid out in the tuning data and drawn from it by
+the snapshot and the live widget alike (results built by hand, no compiles)."""
 
 from __future__ import annotations
 
@@ -6,16 +7,28 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from htmlcheck import chart_documents, parse
+from tabdata import as_sent
 from test_search_analysis import SPACE, _result, _row, searched
 
 from tilelab.tune.result import TuneStatus
 from tilelab.tune.search_analysis import best_so_far, parameter_importance
+from tilelab.views.html import sanitiser_proof
 from tilelab.views.tuning import TuningView, search_html
 from tilelab.views.tuning.data import analysis_data, best_so_far_curve, search_data
-from tilelab.views.tuning.snapshot_search import best_so_far_svg, importance_svg
+from tilelab.views.tuning.data_search import IMPORTANCE_LATER, best_so_far_chart, importance_chart
+from tilelab.views.tuning.snapshot import tuning_html
+from tilelab.views.tuning.snapshot_search import chart_svg
 
 EVIL = "<img src=x onerror=alert(1)>&\"'"
 SVG = "{http://www.w3.org/2000/svg}"
+
+
+def best_so_far_svg(curve: dict, reference: float | None = None) -> str:
+    return chart_svg(best_so_far_chart(curve, reference))[0]
+
+
+def importance_svg(importance: dict) -> str:
+    return chart_svg(importance_chart(importance))[0]
 
 
 def test_the_curves_are_the_benchmarks_and_the_steps_where_the_best_improved():
@@ -112,3 +125,52 @@ def test_user_strings_are_escaped_in_every_chart():
     for svg in documents:
         ET.fromstring(svg)  # well-formed: nothing broke out of an attribute or a text node
         assert "onerror=alert(1)>" not in svg
+
+
+def _asked(view: TuningView) -> dict:
+    """What the live widget's front-end gets when it asks for the data (a ``tuning`` request), as it arrives."""
+    reply = as_sent(view.widget.answer({"id": 1, "type": "tuning"}))
+    return {name: value for name, value in reply.items() if name not in ("id", "type")}
+
+
+def test_the_live_widget_receives_the_search_charts_the_snapshot_draws():
+    view = TuningView(searched())
+
+    sent = _asked(view)
+
+    assert sent == as_sent(view.data())
+    assert sanitiser_proof(tuning_html(sent)) == view.to_html()
+    titles = [chart["title"] for chart in sent["search"]["charts"]]
+    assert titles == ["best so far vs benchmarks", "best so far vs wall time (s)", "parameter importance (main effects)"]
+    dots = [mark for mark in sent["search"]["charts"][0]["marks"] if mark["mark"] == "dot"]
+    assert len(dots) == len(best_so_far(searched())) and all(dot["tip"].endswith(" ms") for dot in dots)
+
+
+def test_the_data_decides_every_mark_and_colour_of_the_search_charts():
+    (chart,) = [chart for chart in analysis_data(searched())["charts"] if chart["title"].startswith("parameter")]
+
+    bars = [mark for mark in chart["marks"] if mark["mark"] == "rect"]
+
+    assert [bar["tip"].split(":")[0] for bar in bars] == [name for name, _ in sorted(
+        analysis_data(searched())["importance"]["shares"], key=lambda pair: -pair[1])]  # fmt: skip
+    assert {bar["colour"] for bar in bars} == {"var(--jp-brand-color2, #54aeff)"}
+    assert all(bar["box"][0] == 0 and bar["box"][2] > bar["width"] for bar in bars)  # the hover box covers the label too
+    assert all(mark["colour"].startswith("var(--jp-") for mark in chart["marks"])
+
+
+def test_while_a_search_runs_its_curves_grow_and_its_importance_waits_for_its_end():
+    result = searched()
+    result.running = True
+    view = TuningView(result)
+
+    running = _asked(view)["search"]
+
+    importance = running["charts"][-1]
+    assert running["importance"] == {"shares": [], "method": IMPORTANCE_LATER}
+    assert [mark["text"] for mark in importance["marks"] if mark["mark"] == "text"][-1] == IMPORTANCE_LATER
+    assert not [mark for mark in importance["marks"] if mark["mark"] == "rect"]
+    assert [mark for mark in running["charts"][0]["marks"] if mark["mark"] == "dot"]
+
+    result.running = False
+    done = _asked(view)["search"]
+    assert len([mark for mark in done["charts"][-1]["marks"] if mark["mark"] == "rect"]) == len(SPACE)

@@ -159,6 +159,26 @@ def test_a_view_shown_before_the_sweep_starts_follows_it_to_the_end():
     assert widget.revision == ended
 
 
+def test_a_sweep_whose_wall_clock_budget_ran_out_is_followed_until_it_stops_running(monkeypatch):
+    monkeypatch.setattr(tuning, "_MIN_INTERVAL_S", 0.0)  # every announcement redraws a view that follows the run
+    result = _result(running=True)
+    result.rows.pop(3)
+    view = TuningView(result)
+    widget = view.widget
+
+    result.budget_reached = True  # the budget ran out: no config starts, the ones running still end
+    default_registry().track_tuning(result)
+    assert _asked(view)["progress"]["state"] == "running…"
+
+    result.running = False
+    default_registry().track_tuning(result)
+    progress = _asked(view)["progress"]
+    assert progress["counts"] == "3/4 configs" and progress["coverage"] and progress["state"] != "running…"
+    ended = widget.revision
+    default_registry().track_tuning(result)
+    assert widget.revision == ended  # ended with a config never started: the view no longer follows it
+
+
 def test_a_finished_run_is_not_followed():
     view = TuningView(_result())
     widget = view.widget
@@ -211,14 +231,14 @@ def test_the_live_widget_receives_the_dict_the_snapshot_is_drawn_from():
 
     sent = _asked(view)
 
-    assert sent == as_sent(view.data(search=False))
-    assert sanitiser_proof(tuning_html(sent)) == view.to_html()  # a grid: no search charts, so the same dict draws the whole snapshot
+    assert sent == as_sent(view.data())
+    assert sanitiser_proof(tuning_html(sent)) == view.to_html()
     assert sent["timeline"]["bars"] and sent["progress"]["verdict"].startswith("re-benchmark: best by")
     assert (view.widget.kind, set(widgets.TuningWidget.class_own_traits(sync=True))) == ("tuning", {"revision"})
 
 
 def test_the_data_decides_every_colour_the_renderers_paint():
-    data = as_sent(TuningView(_everything()).data(search=False))
+    data = as_sent(TuningView(_everything()).data())
 
     best = next(cell for row in data["pivot"]["rows"] for cell in row["cells"] if cell and cell["best"])
     assert (best["text"], best["background"], best["colour"]) == ("0.5", *heat_colour(0.0))
@@ -235,7 +255,7 @@ def test_a_columns_numbers_share_their_decimals_so_they_line_up_in_the_table_and
     for index, (config, latency) in enumerate(zip(configs, (0.2, 0.265, 0.04447), strict=True)):
         result.add(TuneRow(index, config, TuneStatus.OK, latency_ms=latency, compile_s=2.5, device="NVIDIA H100"))
 
-    data = as_sent(TuningView(result).data(search=False))
+    data = as_sent(TuningView(result).data())
 
     rows = data["rows"]
     latency = [line[rows["columns"].index("latency_ms")] for line in rows["cells"]]

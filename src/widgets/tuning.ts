@@ -1,8 +1,8 @@
 /**
  * The Tuning view (`tilelab.tune`'s result, running or done): the progress (counts, state, one bar per
- * count, notes, the re-benchmark's verdict, coverage, the GPU's state), the latency heat map, the
- * timeline (`tuning_timeline.ts`) and the rows. The reply to a `tuning` request is
- * `tilelab.views.tuning.data.tuning_data` (less the search charts), the dict the snapshot draws:
+ * count, notes, the re-benchmark's verdict, coverage, the GPU's state), the latency heat map, a
+ * search's charts (`tuning_search.ts`), the timeline (`tuning_timeline.ts`) and the rows. The reply to a
+ * `tuning` request is `tilelab.views.tuning.data.tuning_data`, the dict the snapshot draws:
  * Python decides every label, number and colour; text goes in through `textContent` only. The
  * kernel bumps the synced `revision` as the sweep goes on, and the view asks again.
  */
@@ -10,6 +10,7 @@
 import { Channel } from './channel';
 import { h, message } from './dom';
 import { IModel, watch } from './model';
+import { ISearchData, searchBlock } from './tuning_search';
 import { ITimelineData, timelineBlock } from './tuning_timeline';
 
 interface IBar {
@@ -59,6 +60,7 @@ interface IRows {
 export interface ITuningData {
   progress: IProgress;
   pivot: IPivot | null;
+  search: ISearchData | null;
   timeline: ITimelineData | null;
   rows: IRows;
 }
@@ -154,8 +156,9 @@ function rows(r: IRows): HTMLElement {
 function draw(root: HTMLElement, data: ITuningData): void {
   const before = root.querySelector('.tl-tuning-scroll');
   const [top, left] = before ? [before.scrollTop, before.scrollLeft] : [0, 0];
+  const search = data.search ? [searchBlock(data.search)] : [];
   const timeline = data.timeline ? [timelineBlock(data.timeline)] : [];
-  root.replaceChildren(...progress(data.progress), ...pivot(data.pivot), ...timeline, rows(data.rows));
+  root.replaceChildren(...progress(data.progress), ...pivot(data.pivot), ...search, ...timeline, rows(data.rows));
   const after = root.querySelector('.tl-tuning-scroll');
   if (after) {
     after.scrollTop = top;

@@ -19,14 +19,18 @@ interface IRow {
   y: number;
 }
 
-interface IBar {
-  phase: string;
+/** A filled box of a chart, with its tooltip (a timeline's phase; a search's importance bar). */
+export interface IBox {
   x: number;
   y: number;
   width: number;
   height: number;
   colour: string;
   tip: string;
+}
+
+interface IBar extends IBox {
+  phase: string;
 }
 
 export interface ITimelineData {

@@ -192,6 +192,12 @@ class Lab:
     def write_notebook(self, name: str, cells: list[str]) -> Path:
         return self.server.write_notebook(name, cells)
 
+    def run_notebook(self, name: str, cells: list[str]) -> None:
+        """Write ``name`` with ``cells``, open it and run every cell (:meth:`run_all`)."""
+        self.write_notebook(name, cells)
+        self.open_notebook(name)
+        self.run_all()
+
     def open_notebook(self, name: str, timeout_ms: int = 120_000) -> None:
         """Open ``name`` in JupyterLab and wait until its kernel is ready and idle."""
         self.page.evaluate(

@@ -107,9 +107,7 @@ def notebook_page(lab_server, browser, name: str, cells: list[str]):
 
 def open_notebook_with(lab, name: str, cells: list[str]) -> None:
     """Write ``cells`` to ``name``, open it, run every cell and wait for the Explorers."""
-    lab.write_notebook(name, cells)
-    lab.open_notebook(name)
-    lab.run_all()
+    lab.run_notebook(name, cells)
     lab.page.wait_for_selector(f"{EXPLORER} .tl-tab")
 
 

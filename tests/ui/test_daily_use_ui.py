@@ -77,9 +77,7 @@ TITLE_AT_CENTRE = """(node) => {
 
 def test_a_saved_notebook_reopened_without_its_kernel_shows_every_views_snapshot(lab):
     page = lab.page
-    lab.write_notebook("reopen.ipynb", ["%load_ext tilelab", GEMM, TUNING_RESULT])
-    lab.open_notebook("reopen.ipynb")
-    lab.run_all()
+    lab.run_notebook("reopen.ipynb", ["%load_ext tilelab", GEMM, TUNING_RESULT])
     page.wait_for_selector(f"{VIEW}[data-shown='live'] .tilelab-explorer .tl-tab")
     page.wait_for_selector(f"{VIEW}[data-shown='live'] .tilelab-tuning")
 
@@ -113,9 +111,7 @@ SELECTED = """() => {
 
 def test_a_failed_ops_error_names_the_editors_line_and_links_to_it(lab):
     page = lab.page
-    lab.write_notebook("error.ipynb", ["%load_ext tilelab", BAD_GEMM])
-    lab.open_notebook("error.ipynb")
-    lab.run_all()
+    lab.run_notebook("error.ipynb", ["%load_ext tilelab", BAD_GEMM])
 
     explorer = page.locator(EXPLORER).first
     link = explorer.locator(".tl-line-link")

@@ -44,9 +44,7 @@ def test_compare_diffs_one_pass_of_two_architectures(lab):
         GEMM_CELL.replace("sm_90", "sm_90 --no-show"),
         "import tilelab\ntilelab.compare(sm80, matmul_record)",
     ]
-    lab.write_notebook("compare.ipynb", cells)
-    lab.open_notebook("compare.ipynb")
-    lab.run_all()
+    lab.run_notebook("compare.ipynb", cells)
     page = lab.page
     compare = page.locator(".jp-OutputArea-output .tl-compare").first
     compare.wait_for()

@@ -57,9 +57,7 @@ SWITCH = """([root, name]) => new Promise((resolve) => {
 
 def open_layouts(lab, notebook: str, cell: str):
     """Run ``cell`` in a fresh notebook, open its Explorer's Layouts tab and wait for the first tile."""
-    lab.write_notebook(notebook, ["%load_ext tilelab", cell])
-    lab.open_notebook(notebook)
-    lab.run_all()
+    lab.run_notebook(notebook, ["%load_ext tilelab", cell])
     page = lab.page
     page.wait_for_selector(f"{EXPLORER} .tl-tab[data-tab='layouts']").click()
     return page.wait_for_selector(f"{EXPLORER} {GRID}[data-shown]")

@@ -42,9 +42,7 @@ LABEL_OFFSETS = """(svg) => [...svg.querySelectorAll('text.tl-tuning-config')]
 
 
 def test_the_timeline_reads_in_light_and_dark_themes(lab):
-    lab.write_notebook("timeline.ipynb", [TIMELINE_CELL])
-    lab.open_notebook("timeline.ipynb")
-    lab.run_all()
+    lab.run_notebook("timeline.ipynb", [TIMELINE_CELL])
     page = lab.page
 
     view = page.wait_for_selector(VIEW)

@@ -1,10 +1,15 @@
-"""The tuning view in a real JupyterLab, light and dark: the latency heat map and the rows stay readable; a running sweep is redrawn."""
+"""The tuning view in a real JupyterLab, light and dark: the latency heat map and the rows stay readable; a running sweep
+is redrawn; a search's charts are drawn live, a hostile parameter name as text."""
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from ui.explorer_page import dark_theme, run_in_kernel
+import pytest
+from test_search_analysis import searched as searched_run
+
+from tilelab.tune.search_analysis import best_so_far
+from ui.explorer_page import at_1280_with_sidebars, dark_theme, run_in_kernel
 
 pytestmark = pytest.mark.ui
 
@@ -39,13 +44,24 @@ live.compiled = live.benchmarked = 4
 live.running = False
 default_registry().track_tuning(live)
 """
+TESTS = Path(__file__).parents[1]
+EVIL = "<img src=x onerror=\"document.title='pwned'\">"
+SEARCH_CELL = f"""%load_ext tilelab
+import sys
+sys.path.insert(0, {str(TESTS)!r})
+from test_search_analysis import SETTINGS, _result, _row, searched
+
+display(searched())  # a seeded TPE search of 20 trials over a GEMM model
+evil = {EVIL!r}
+hostile = _result([_row(i, 1.0 + i, elapsed=float(i), **{{evil: i, "block_N": i % 2}}) for i in range(4)], swept=(evil, "block_N"))
+hostile.search, hostile.kernel_name = SETTINGS, evil
+hostile
+"""
 VIEW = ".jp-OutputArea-output[data-shown='live'] .tilelab-tuning"  # the live widget (src/widgets/tuning.ts), not the snapshot
 
 
 def test_the_tuning_view_reads_in_light_and_dark_themes(lab):
-    lab.write_notebook("tuning.ipynb", [TUNING_CELL])
-    lab.open_notebook("tuning.ipynb")
-    lab.run_all()
+    lab.run_notebook("tuning.ipynb", [TUNING_CELL])
     page = lab.page
 
     view = page.wait_for_selector(VIEW)
@@ -63,9 +79,7 @@ def test_the_tuning_view_reads_in_light_and_dark_themes(lab):
 
 
 def test_a_running_sweep_is_redrawn_as_the_registry_announces_its_rows(lab):
-    lab.write_notebook("running.ipynb", [RUNNING_CELL])
-    lab.open_notebook("running.ipynb")
-    lab.run_all()
+    lab.run_notebook("running.ipynb", [RUNNING_CELL])
     page = lab.page
     view = page.wait_for_selector(f"{VIEW}[data-revision='0']")
     assert "1/4 configs, running…" in view.inner_text()
@@ -79,3 +93,29 @@ def test_a_running_sweep_is_redrawn_as_the_registry_announces_its_rows(lab):
     page.set_viewport_size({"width": 1280, "height": 800})
     view.scroll_into_view_if_needed()
     lab.screenshot("tuning-running-done.png")
+
+
+def test_a_searchs_charts_are_drawn_live_and_a_hostile_parameter_name_stays_text(lab):
+    lab.run_notebook("search.ipynb", [SEARCH_CELL])
+    page = lab.page
+
+    views = page.locator(VIEW)
+    views.nth(1).locator("svg[data-tilelab='search-chart']").nth(2).wait_for()
+    searched, hostile = views.nth(0), views.nth(1)
+    charts = searched.locator("svg[data-tilelab='search-chart']")
+    assert charts.count() == 3
+    assert [charts.nth(i).get_attribute("aria-label") for i in range(3)] == [
+        "best so far vs benchmarks", "best so far vs wall time (s)", "parameter importance (main effects)"]  # fmt: skip
+    assert charts.nth(0).locator("circle").count() == len(best_so_far(searched_run()))  # one dot per benchmark
+    assert charts.nth(0).locator("path").count() == 1 and charts.nth(2).locator("rect").count() == 4
+    assert "configs measured of 64 in the space" in searched.locator(".tl-tuning-search").inner_text()
+
+    bars = hostile.locator("svg[data-tilelab='search-chart']").nth(2).locator("rect title")
+    assert any(title.startswith(f"{EVIL}: ") for title in bars.all_text_contents())
+    assert hostile.locator("img").count() == 0 and page.title() != "pwned"
+
+    at_1280_with_sidebars(page)
+    searched.locator(".tl-tuning-search").scroll_into_view_if_needed()
+    lab.screenshot("tuning-search-light.png")
+    with dark_theme(page):
+        lab.screenshot("tuning-search-dark.png")

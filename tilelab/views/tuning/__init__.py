@@ -3,7 +3,7 @@
 :mod:`~tilelab.views.tuning.data` shapes a :class:`~tilelab.tune.result.TuneResult`
 into one JSON-ready dict; :mod:`~tilelab.views.tuning.snapshot` renders that
 dict to script-free HTML, and ``src/widgets/tuning.ts`` draws the same dict
-(less the search charts) in the live widget, a
+in the live widget, a
 :class:`~tilelab.views.widgets.TuningWidget` that asks for it on request.
 
 The view follows the run through the registry's tuning events (the sweep
@@ -55,10 +55,18 @@ class TuningView(BundleView):
         self.axes = (index, columns)
         self._last = 0.0
         self._unsubscribe: Any = None
+        self._final: dict[str, Any] | None = None
 
-    def data(self, search: bool = True) -> dict[str, Any]:
-        """The tab's data (:func:`~tilelab.views.tuning.data.tuning_data`); ``search=False``: without the search analysis."""
-        return tuning_data(self.result, *self.axes, search=search)
+    def data(self) -> dict[str, Any]:
+        """The tab's data (:func:`~tilelab.views.tuning.data.tuning_data`), made once more after the sweep has
+        finished and then kept (a search's importance is measured then, by fANOVA where scikit-learn is installed,
+        which is too slow to run again for each of the widget's and the snapshot's asks)."""
+        if self._final is not None:
+            return self._final
+        data = tuning_data(self.result, *self.axes)
+        if finished(self.result):
+            self._final = data
+        return data
 
     # -- pieces of the snapshot, each from its part of the data ----------------------
     def progress_html(self) -> str:
@@ -81,7 +89,7 @@ class TuningView(BundleView):
         return bundle_problem()
 
     def _build_widget(self):
-        widget = TuningWidget({"tuning": lambda _content: self.data(search=False)}, kind="tuning")
+        widget = TuningWidget({"tuning": lambda _content: self.data()}, kind="tuning")
         if not finished(self.result) and self._unsubscribe is None:
             self._unsubscribe = default_registry().subscribe(self._on_event)
         return widget

@@ -4,12 +4,13 @@ The only code that shapes what the tuning view shows: :func:`tuning_data`
 returns plain JSON types (str, int, float, bool, None, lists, dicts; no NaN),
 which :mod:`tilelab.views.tuning.snapshot` renders to script-free HTML and
 ``src/widgets/tuning.ts`` draws live. Labels, formatted numbers, colours
-(:mod:`~tilelab.views.tuning.colours`) and the timeline's geometry are decided
+(:mod:`~tilelab.views.tuning.colours`) and the charts' geometry are decided
 here, once; both renderers only draw them. Its parts:
 
 - ``progress``: the kernel, where it ran, counts, state, the bars, notes and the re-benchmark's verdict;
 - ``pivot``: latency over two swept parameters, each cell's text and colours (None without two, or without timings);
-- ``search``: best-so-far curves and parameter importance (None for a grid), from :mod:`tilelab.tune.search_analysis`;
+- ``search``: best-so-far curves and parameter importance, and their charts laid out (None for a grid):
+  :mod:`~tilelab.views.tuning.data_search`;
 - ``timeline``: the phases of the first :data:`TIMELINE_ROWS` configs as a Gantt chart (None before any was recorded);
 - ``rows``: the latest rows as text, only the columns some row has a value in, statuses coloured;
 - ``text``: the short ``text/plain``.
@@ -23,8 +24,8 @@ from typing import Any
 
 from tilelab.provenance import PROVENANCE_COLUMNS
 from tilelab.targets import why_lowered
-from tilelab.tune.search_analysis import best_so_far, parameter_importance
 from tilelab.views.tuning.colours import BAR_COLOURS, BEST_MARK, STATUS_COLOURS, heat_colour
+from tilelab.views.tuning.data_search import analysis_data, best_so_far_curve, search_data
 from tilelab.views.tuning.data_timeline import TIMELINE_ROWS, timeline_data
 
 __all__ = [
@@ -42,19 +43,14 @@ __all__ = [
 ]
 
 ROW_LIMIT = 200
-_AXES = {"benchmarks": ("benchmark", "benchmarks"), "wall": ("elapsed_s", "wall time (s)")}
 
 
-def tuning_data(result: Any, index: str | None = None, columns: str | None = None, search: bool = True) -> dict[str, Any]:
-    """Everything the tuning view shows of ``result``; ``index``/``columns``: the heat map's axes.
-
-    ``search=False`` leaves out the search analysis (the live widget does not show it,
-    and fANOVA is too slow to run on every row).
-    """
+def tuning_data(result: Any, index: str | None = None, columns: str | None = None) -> dict[str, Any]:
+    """Everything the tuning view shows of ``result``; ``index``/``columns``: the heat map's axes."""
     return {
         "progress": progress_data(result),
         "pivot": pivot_data(result, index, columns),
-        "search": search_data(result) if search else None,
+        "search": search_data(result, final=finished(result)),
         "timeline": timeline_data(result),
         "rows": rows_data(result),
         "text": repr(result),
@@ -62,8 +58,10 @@ def tuning_data(result: Any, index: str | None = None, columns: str | None = Non
 
 
 def finished(result: Any) -> bool:
-    """Whether ``result`` will change no more (a run announced before it starts is not finished)."""
-    return bool(result.partial) or (not result.running and result.done >= result.total)
+    """Whether ``result`` will change no more (a run announced before it starts is not finished; one whose
+    wall-clock budget ran out is, with configs never started)."""
+    ended = result.done >= result.total or bool(getattr(result, "budget_reached", False))
+    return bool(result.partial) or (not result.running and ended)
 
 
 # -- progress ------------------------------------------------------------------------------------------------
@@ -241,47 +239,3 @@ def _heat_cell(value: float | None, low: float, high: float, places: int) -> dic
     background, colour = heat_colour((value - low) / (high - low) if high > low else 0.0)
     return {"text": f"{value:.{places}f}", "background": background, "colour": colour, "best": value == low}
 
-
-# -- the search ----------------------------------------------------------------------------------------------
-def search_data(result: Any, reference: float | None = None) -> dict[str, Any] | None:
-    """How a search went: how configs were chosen, best-so-far curves (benchmarks, wall) and parameter importance.
-
-    None for a grid or before any row; ``reference`` (ms), e.g. the grid's best, is drawn as a dashed line.
-    """
-    settings = getattr(result, "search", None)
-    if settings is None or getattr(settings, "kind", "grid") == "grid" or not result.rows:
-        return None
-    return analysis_data(result, reference)
-
-
-def analysis_data(result: Any, reference: float | None = None) -> dict[str, Any]:
-    """:func:`search_data` for any result, a grid's too (its importance comes from its rows)."""
-    settings = getattr(result, "search", None)
-    found, method = parameter_importance(result)
-    return {
-        "kernel": result.kernel_name,
-        "how": settings.describe() if settings is not None else "grid",
-        "measured": sum(1 for row in result.rows.values() if not row.cached),
-        "space": len(result.configs),
-        "reference": None if reference is None else float(reference),
-        "curves": [best_so_far_curve(result, "benchmarks"), best_so_far_curve(result, "wall")],
-        "importance": {"shares": [[str(name), float(share)] for name, share in found.items()], "method": method},
-    }
-
-
-def best_so_far_curve(result: Any, x: str = "benchmarks") -> dict[str, Any]:
-    """Every benchmark's latency (``points``: x, ms, status) and the best-so-far steps, against ``x``.
-
-    ``x`` is ``"benchmarks"`` or ``"wall"`` (seconds from the start of the run).
-    """
-    if x not in _AXES:
-        raise ValueError(f"x={x!r}: expected 'benchmarks' or 'wall'")
-    column, label = _AXES[x]
-    frame = best_so_far(result).dropna(subset=[column])
-    points = [[float(r[column]), float(r["latency_ms"]), str(r["status"])] for _, r in frame.iterrows()]
-    steps, last = [], None
-    for _, r in frame.iterrows():
-        if r["best_ms"] == r["best_ms"] and r["best_ms"] != last:  # not NaN, and better
-            steps.append([float(r[column]), float(r["best_ms"])])
-            last = r["best_ms"]
-    return {"axis": x, "label": label, "points": points, "steps": steps}

@@ -1,6 +1,6 @@
 """The Tuning tab's snapshot: script-free HTML rendered from :func:`tilelab.views.tuning.data.tuning_data`'s dict alone.
 
-``src/widgets/tuning.ts`` draws the same dict live (less the search charts).
+``src/widgets/tuning.ts`` draws the same dict live.
 The dict decides every label, number and colour (:mod:`~tilelab.views.tuning.colours`):
 heat-map cells carry the background and text colour it chose, the bars and
 statuses the CSS variables it chose. The page's own colours come from
