@@ -110,7 +110,7 @@ def _ticks(low: float, high: float, log: bool, count: int = 4) -> list[float]:
 
 
 def _round_ticks(span: float, whole: bool) -> list[float]:
-    """Ticks over [0, span] at a round step (1, 2 or 5 times a power of ten), 3 to 6 of them; ``whole``: counts,
+    """Ticks over [0, span] at a round step (1, 2 or 5 times a power of ten), at most 6 of them; ``whole``: counts,
     so the step is at least 1."""
     step = 10 ** math.floor(math.log10(span / 5)) if span > 0 else 1.0
     for factor in (1, 2, 5, 10):
