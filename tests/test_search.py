@@ -17,6 +17,8 @@ from search_objectives import evaluate, gemm_configs, gemm_latency
 import tilelab
 from tilelab.tune.result import TuneRow, TuneStatus
 from tilelab.tune.search import AUTO_THRESHOLD, SearchSettings, StudyFeed, budget_count, replay, resolve_search
+from tilelab.tune.search_analysis import best_so_far
+from tilelab.views.tuning import TuningView
 
 SPACE_128 = {"block_M": [32, 64, 128, 256], "block_N": [32, 64, 128, 256], "block_K": [32, 64], "num_stages": [1, 2, 3, 4]}
 
@@ -191,6 +193,9 @@ def test_a_cpu_search_measures_its_budget_and_every_trial_is_a_row(tmp_path):
     assert ok and all(row.repetitions > 1 and row.latency_min_ms <= row.latency_p90_ms for row in ok)
     assert result.best.rebench_ms is not None
     assert list(tilelab.tuning_history(axpy_repeat, db=tmp_path / "history.db").sort_values("trial")["trial"]) == list(range(6))
+    charts = TuningView(result).data()["search"]["charts"]  # what the tuning view draws, live and in its snapshot
+    assert len([mark for mark in charts[0]["marks"] if mark["mark"] == "dot"]) == len(best_so_far(result))
+    assert len([mark for mark in charts[2]["marks"] if mark["mark"] == "rect"]) == len(result.swept)
 
 
 def test_a_benchmark_over_twice_the_best_so_far_stops_early_and_says_why():
