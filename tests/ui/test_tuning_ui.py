@@ -100,8 +100,9 @@ def test_a_searchs_charts_are_drawn_live_and_a_hostile_parameter_name_stays_text
     page = lab.page
 
     views = page.locator(VIEW)
-    views.nth(1).locator("svg[data-tilelab='search-chart']").nth(2).wait_for()
     searched, hostile = views.nth(0), views.nth(1)
+    for view in (searched, hostile):
+        view.locator("svg[data-tilelab='search-chart']").nth(2).wait_for()  # each view draws its three charts
     charts = searched.locator("svg[data-tilelab='search-chart']")
     assert charts.count() == 3
     assert [charts.nth(i).get_attribute("aria-label") for i in range(3)] == [
