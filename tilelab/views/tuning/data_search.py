@@ -54,7 +54,8 @@ def analysis_data(result: Any, reference: float | None = None, importance: bool 
     """
     settings = getattr(result, "search", None)
     found, method = parameter_importance(result) if importance else ({}, IMPORTANCE_LATER)
-    curves = [best_so_far_curve(result, "benchmarks"), best_so_far_curve(result, "wall")]
+    benchmarks = best_so_far(result)
+    curves = [_curve(benchmarks, "benchmarks"), _curve(benchmarks, "wall")]
     shares = {"shares": [[str(name), float(share)] for name, share in found.items()], "method": method}
     reference = None if reference is None else float(reference)
     return {
@@ -76,8 +77,13 @@ def best_so_far_curve(result: Any, x: str = "benchmarks") -> dict[str, Any]:
     """
     if x not in _AXES:
         raise ValueError(f"x={x!r}: expected 'benchmarks' or 'wall'")
+    return _curve(best_so_far(result), x)
+
+
+def _curve(benchmarks: Any, x: str) -> dict[str, Any]:
+    """:func:`best_so_far_curve` from ``benchmarks``, :func:`~tilelab.tune.search_analysis.best_so_far`'s frame."""
     column, label = _AXES[x]
-    frame = best_so_far(result).dropna(subset=[column])
+    frame = benchmarks.dropna(subset=[column])
     points = [[float(r[column]), float(r["latency_ms"]), str(r["status"])] for _, r in frame.iterrows()]
     steps, last = [], None
     for _, r in frame.iterrows():
@@ -88,9 +94,10 @@ def best_so_far_curve(result: Any, x: str = "benchmarks") -> dict[str, Any]:
 
 
 # -- the charts: marks in pixels ---------------------------------------------------------------------------
-def _text(x: float, y: float, text: str, colour: str = _MUTED, anchor: str = "start", **extra: Any) -> dict[str, Any]:
+def _text(x: float, y: float, text: str, colour: str = _MUTED, anchor: str = "start", *, bold: bool = False,
+          rotate: int = 0) -> dict[str, Any]:  # fmt: skip
     return {"mark": "text", "x": round(x, 1), "y": round(y, 1), "text": text, "colour": colour, "anchor": anchor,
-            "bold": extra.get("bold", False), "rotate": extra.get("rotate", 0)}  # fmt: skip
+            "bold": bold, "rotate": rotate}  # fmt: skip
 
 
 def _chart(title: str, x_label: str, y_label: str, marks: list[dict[str, Any]], height: int = _HEIGHT) -> dict[str, Any]:
