@@ -104,11 +104,12 @@ def read_processes(seen: dict[tuple[int, float], Process]) -> None:
             fields = stat[stat.rindex(")") + 2 :].split()
             ppid, cpu, started = int(fields[1]), int(fields[11]) + int(fields[12]), int(fields[19]) / TICK
             key = (int(folder.name), started)
+            # Read again each time: a child read between its fork and its exec still had its parent's command line.
+            command = (folder / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()[:300]
             if key not in seen:
-                raw = (folder / "cmdline").read_bytes()
-                command = raw.replace(b"\0", b" ").decode(errors="replace").strip()[:300]
                 seen[key] = Process(key[0], ppid, started, command, 0.0)
             seen[key].cpu_s = cpu / TICK
+            seen[key].command = command or seen[key].command  # a zombie's is empty
         except (OSError, ValueError, IndexError):
             continue
 
