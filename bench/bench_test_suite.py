@@ -12,8 +12,9 @@ process, told from its command line:
   worker (forked)``: one of its forks, which lowers and compiles configs;
 - ``Jupyter kernel``, ``JupyterLab server``, ``Chromium``, ``pytest``
   (the runner and its workers, where the in-process tests run);
-- ``tilelab CLI``, ``Dask``, ``PostgreSQL``, ``other Python`` (a test's own
-  child interpreter, a benchmark's smoke run);
+- ``tilelab CLI``, ``Dask`` (its scheduler; its workers are multiprocessing
+  children), ``PostgreSQL``, ``other Python`` (a test's own child
+  interpreter, a benchmark's smoke run);
 - the CUDA toolchain (``nvcc``, ``cicc``, ``ptxas``, ``nvdisasm``) and the host
   compiler (``gcc``: TileLang's CPU kernels, nvcc's preprocessing).
 
@@ -68,7 +69,8 @@ KINDS = (
     ("g++", "gcc"),
     ("gcc", "gcc"),
     ("exec(eval(sys.stdin.readline()))", "pytest"),  # pytest-xdist's workers
-    ("pytest", "pytest"),
+    ("-m pytest ", "pytest"),  # not any command line naming pytest's temporary folder
+    ("multiprocessing.spawn", "multiprocessing child (Dask's workers)"),
     ("node", "node"),
     ("python", "other Python"),
 )

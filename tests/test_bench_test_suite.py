@@ -23,7 +23,8 @@ def test_command_lines_are_told_apart_by_what_they_run():
     assert kind_of("/usr/local/cuda/nvvm/bin/cicc --c++20 kernel.cpp1.ii") == "cicc (nvcc's device compiler)"
     assert kind_of("/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus -quiet -I /repo/tilelang/src kernel.cpp") == "gcc"
     assert kind_of(f"{python} -u -c import sys;exec(eval(sys.stdin.readline()))") == "pytest"
-    assert kind_of(f"{python} bench/run_suite.py --smoke") == "other Python"
+    assert kind_of(f"{python} bench/run_suite.py --smoke --out /tmp/pytest-of-ci/suite0") == "other Python"
+    assert kind_of(f"{python} -m pytest -q -n auto tests") == "pytest"
     assert kind_of("/usr/bin/make test") == "make"
 
 
