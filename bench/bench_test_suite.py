@@ -48,30 +48,33 @@ SUITE = [sys.executable, "-m", "pytest", "-q", "-n", "auto", "--dist", "loadgrou
 INTERVAL_S = 0.2
 TICK = os.sysconf("SC_CLK_TCK")
 
-# First match wins: a Jupyter kernel's command line names pytest's temporary folder, Chromium's names its profile.
+# Tools known by their program's name (their arguments name other tools: nvcc's ``-Xptxas``).
+PROGRAMS = {
+    "cicc": "cicc (nvcc's device compiler)",
+    "ptxas": "ptxas",
+    "nvdisasm": "nvdisasm",
+    "cuobjdump": "nvdisasm",
+    "nvcc": "nvcc",
+    "cc1plus": "gcc",
+    "cc1": "gcc",
+    "gcc": "gcc",
+    "g++": "gcc",
+    "chromium": "Chromium",
+    "node": "node",
+}
+# Else the first of these found in the command line (order matters: a zygote's names tilelab, a kernel's pytest's folder).
 KINDS = (
     ("tilelab.tune.zygote", "zygote"),
     ("ipykernel", "Jupyter kernel"),
     ("jupyterlab", "JupyterLab server"),
-    ("chromium", "Chromium"),
     ("tilelab.tune.worker", "compile worker (spawned)"),
     ("-m tilelab ", "tilelab CLI"),
     ("distributed", "Dask"),
     ("dask", "Dask"),
     ("postgres", "PostgreSQL"),
-    ("/cicc ", "cicc (nvcc's device compiler)"),
-    ("ptxas ", "ptxas"),
-    ("nvdisasm", "nvdisasm"),
-    ("cuobjdump", "nvdisasm"),
-    ("nvcc", "nvcc"),
-    ("cc1plus", "gcc"),
-    ("/cc1 ", "gcc"),
-    ("g++", "gcc"),
-    ("gcc", "gcc"),
     ("exec(eval(sys.stdin.readline()))", "pytest"),  # pytest-xdist's workers
     ("-m pytest ", "pytest"),  # not any command line naming pytest's temporary folder
     ("multiprocessing.spawn", "multiprocessing child (Dask's workers)"),
-    ("node", "node"),
     ("python", "other Python"),
 )
 
@@ -88,12 +91,15 @@ class Process:
 
 
 def kind_of(command: str) -> str:
-    """The kind of process a command line names (see :data:`KINDS`), else its program's name."""
+    """The kind of process a command line names (see :data:`PROGRAMS` and :data:`KINDS`), else its program's name."""
+    program = Path(command.split(" ", 1)[0]).name
+    if program in PROGRAMS or program.startswith("x86_64-linux-gnu-g"):
+        return PROGRAMS.get(program, "gcc")
     padded = command + " "
     for needle, kind in KINDS:
         if needle in padded:
             return kind
-    return Path(command.split(" ", 1)[0]).name or "unnamed"
+    return program or "unnamed"
 
 
 def read_processes(seen: dict[tuple[int, float], Process]) -> None:
@@ -180,8 +186,8 @@ def kinds(processes: list[Process]) -> list[dict]:
 
 
 def table(rows: list[dict]) -> str:
-    lines = [f"{'kind':32} {'processes':>9} {'CPU-s':>8} {'share':>6}"]
-    lines += [f"{row['kind']:32} {row['processes']:9d} {row['cpu_s']:8.1f} {row['share']:6.1%}" for row in rows]
+    lines = [f"{'kind':40} {'processes':>9} {'CPU-s':>8} {'share':>6}"]
+    lines += [f"{row['kind']:40} {row['processes']:9d} {row['cpu_s']:8.1f} {row['share']:6.1%}" for row in rows]
     return "\n".join(lines)
 
 

@@ -25,6 +25,7 @@ def test_command_lines_are_told_apart_by_what_they_run():
     assert kind_of(f"{python} -u -c import sys;exec(eval(sys.stdin.readline()))") == "pytest"
     assert kind_of(f"{python} bench/run_suite.py --smoke --out /tmp/pytest-of-ci/suite0") == "other Python"
     assert kind_of(f"{python} -m pytest -q -n auto tests") == "pytest"
+    assert kind_of("/usr/local/cuda/bin/nvcc --cubin -O3 -Xptxas -v -o kernel.cubin kernel.cu") == "nvcc"
     assert kind_of("/usr/bin/make test") == "make"
 
 
