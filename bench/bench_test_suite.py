@@ -62,7 +62,7 @@ PROGRAMS = {
     "chromium": "Chromium",
     "node": "node",
 }
-# Else the first of these found in the command line (order matters: a zygote's names tilelab, a kernel's pytest's folder).
+# Else the first of these found in the command line.
 KINDS = (
     ("tilelab.tune.zygote", "zygote"),
     ("ipykernel", "Jupyter kernel"),
