@@ -31,6 +31,7 @@ machine's busy CPU-seconds, which the results give beside it.
 from __future__ import annotations
 
 import argparse
+import collections
 import datetime
 import json
 import os
@@ -168,19 +169,21 @@ def descendants(root: int, processes: list[Process]) -> list[Process]:
 
 def kinds(processes: list[Process]) -> list[dict]:
     """CPU by kind, most first: a zygote's forks (which keep its command line) count as compile workers."""
-    latest = {process.pid: process for process in sorted(processes, key=lambda process: process.started)}
-    totals: dict[str, list[float]] = {}
-    for process in processes:
+    count: collections.Counter[str] = collections.Counter()
+    cpu: collections.Counter[str] = collections.Counter()
+    holding: dict[int, Process] = {}  # pid -> the process that held it last (a pid is reused)
+    for process in sorted(processes, key=lambda process: process.started):
         kind = kind_of(process.command)
-        parent = latest.get(process.ppid)
+        parent = holding.get(process.ppid)
         if kind == "zygote" and parent is not None and parent.command == process.command:
             kind = "compile worker (forked)"
-        count, cpu = totals.setdefault(kind, [0, 0.0])
-        totals[kind] = [count + 1, cpu + process.cpu_s]
-    everything = sum(cpu for _, cpu in totals.values()) or 1.0
+        count[kind] += 1
+        cpu[kind] += process.cpu_s
+        holding[process.pid] = process
+    everything = sum(cpu.values()) or 1.0
     rows = [
-        {"kind": kind, "processes": count, "cpu_s": round(cpu, 1), "share": round(cpu / everything, 3)}
-        for kind, (count, cpu) in totals.items()
+        {"kind": kind, "processes": count[kind], "cpu_s": round(cpu[kind], 1), "share": round(cpu[kind] / everything, 3)}
+        for kind in count
     ]
     return sorted(rows, key=lambda row: -row["cpu_s"])
 
