@@ -9,7 +9,7 @@ from search_objectives import evaluate, gemm_configs
 
 from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
 from tilelab.tune.search import SearchSettings, StudyFeed, replay
-from tilelab.tune.search_analysis import best_so_far, parameter_importance
+from tilelab.tune.search_analysis import MAIN_EFFECTS_SO_FAR, best_so_far, parameter_importance
 
 SPACE = {"block_M": [32, 64, 128, 256], "block_N": [32, 64, 128, 256], "block_K": [32, 64], "num_stages": [2, 3]}
 SETTINGS = SearchSettings("optuna", "optuna", 20, 0, "tpe", True)
@@ -72,6 +72,13 @@ def test_importance_of_a_seeded_study_shares_the_variance_among_the_swept_parame
     assert set(found) == set(SPACE) and method in ("fANOVA", "main effects")
     assert math.isclose(sum(found.values()), 1.0) and all(share >= 0 for share in found.values())
     assert parameter_importance(searched()) == (found, method)  # seeded: the same study, the same shares
+
+
+def test_a_running_search_measures_importance_by_main_effects_of_the_rows_so_far():
+    found, method = parameter_importance(searched(), final=False)
+
+    assert method == MAIN_EFFECTS_SO_FAR
+    assert set(found) == set(SPACE) and math.isclose(sum(found.values()), 1.0)
 
 
 def test_importance_of_a_grid_comes_from_its_rows():

@@ -11,11 +11,11 @@ from tabdata import as_sent
 from test_search_analysis import SPACE, _result, _row, searched
 
 from tilelab.tune.result import TuneStatus
-from tilelab.tune.search_analysis import best_so_far, parameter_importance
+from tilelab.tune.search_analysis import MAIN_EFFECTS_SO_FAR, best_so_far, parameter_importance
 from tilelab.views.html import sanitiser_proof
 from tilelab.views.tuning import TuningView, search_html
 from tilelab.views.tuning.data import analysis_data, best_so_far_curve, search_data
-from tilelab.views.tuning.data_search import IMPORTANCE_LATER, best_so_far_chart, importance_chart
+from tilelab.views.tuning.data_search import best_so_far_chart, importance_chart
 from tilelab.views.tuning.snapshot import tuning_html
 from tilelab.views.tuning.snapshot_search import chart_svg
 
@@ -158,7 +158,7 @@ def test_the_data_decides_every_mark_and_colour_of_the_search_charts():
     assert all(mark["colour"].startswith("var(--jp-") for mark in chart["marks"])
 
 
-def test_while_a_search_runs_its_curves_grow_and_its_importance_waits_for_its_end():
+def test_while_a_search_runs_its_curves_grow_and_its_importance_is_drawn_from_the_rows_so_far():
     result = searched()
     result.running = True
     view = TuningView(result)
@@ -166,11 +166,12 @@ def test_while_a_search_runs_its_curves_grow_and_its_importance_waits_for_its_en
     running = _asked(view)["search"]
 
     importance = running["charts"][-1]
-    assert running["importance"] == {"shares": [], "method": IMPORTANCE_LATER}
-    assert [mark["text"] for mark in importance["marks"] if mark["mark"] == "text"][-1] == IMPORTANCE_LATER
-    assert not [mark for mark in importance["marks"] if mark["mark"] == "rect"]
+    assert running["importance"]["method"] == MAIN_EFFECTS_SO_FAR
+    assert importance["title"] == "parameter importance (main effects so far)"
+    assert len([mark for mark in importance["marks"] if mark["mark"] == "rect"]) == len(SPACE)
     assert [mark for mark in running["charts"][0]["marks"] if mark["mark"] == "dot"]
 
     result.running = False
     done = _asked(view)["search"]
+    assert done["importance"]["method"] in ("fANOVA", "main effects")
     assert len([mark for mark in done["charts"][-1]["marks"] if mark["mark"] == "rect"]) == len(SPACE)

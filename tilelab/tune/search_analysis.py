@@ -16,7 +16,9 @@ from tilelab.tune.row import TuneStatus
 from tilelab.tune.search import study_of
 from tilelab.tune.space import config_key
 
-__all__ = ["best_so_far", "parameter_importance"]
+__all__ = ["MAIN_EFFECTS_SO_FAR", "best_so_far", "parameter_importance"]
+
+MAIN_EFFECTS_SO_FAR = "main effects so far"
 
 
 def best_so_far(result: Any):
@@ -52,19 +54,24 @@ def best_so_far(result: Any):
     return frame
 
 
-def parameter_importance(result: Any) -> tuple[dict[str, float], str]:
+def parameter_importance(result: Any, final: bool = True) -> tuple[dict[str, float], str]:
     """Each swept parameter's share of the latency's variance, and the method that measured it.
 
     ``"fANOVA"``: Optuna's fANOVA (on the run's study, or one rebuilt from a
     grid's rows), when scikit-learn is installed. ``"main effects"`` without it:
     the first-order terms of the same functional ANOVA computed directly on the
     rows, i.e. the variance of log latency between each parameter's values (exact
-    for a full grid; an estimate for a search's uneven sample). Shares add up to
-    1. ``({}, why)`` when there is too little to say.
+    for a full grid; an estimate for a search's uneven sample). ``final`` False
+    (a search still running) always takes main effects, as ``"main effects so
+    far"``: they cost microseconds where fANOVA fits a forest, and they are
+    redrawn as rows arrive. Shares add up to 1. ``({}, why)`` when there is too
+    little to say.
     """
     timed = [row for row in result.rows.values() if row.ok and row.latency_ms]
     if len(timed) < 3:
         return {}, "needs at least 3 timed configs"
+    if not final:
+        return _main_effects(timed, result.swept), MAIN_EFFECTS_SO_FAR
     if importlib.util.find_spec("sklearn") is None:
         return _main_effects(timed, result.swept), "main effects"
     import optuna

@@ -13,13 +13,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tilelab.tune.search_analysis import best_so_far, parameter_importance
+from tilelab.tune.search_analysis import MAIN_EFFECTS_SO_FAR, best_so_far, parameter_importance
 from tilelab.views.text_width import fit
 
 __all__ = ["analysis_data", "best_so_far_chart", "best_so_far_curve", "importance_chart", "search_data"]
 
 _AXES = {"benchmarks": ("benchmark", "benchmarks"), "wall": ("elapsed_s", "wall time (s)")}
-IMPORTANCE_LATER = "drawn when the search ends"
 
 _TEXT = "var(--jp-ui-font-color1, #1f2328)"
 _MUTED = "var(--jp-ui-font-color2, #57606a)"
@@ -37,23 +36,23 @@ _LABELS, _BAR_HEIGHT = 110, 18  # the importance chart's label column and bar he
 def search_data(result: Any, final: bool = True) -> dict[str, Any] | None:
     """How a search went (:func:`analysis_data`); None for a grid or before any row.
 
-    While the search runs (``final`` False) the importance chart waits for its end:
-    fANOVA is too slow to run on every row, and its shares move until then.
+    While the search runs (``final`` False) the importance chart draws main effects so far; at its end, fANOVA
+    where scikit-learn is installed (too slow to fit again on every row).
     """
     settings = getattr(result, "search", None)
     if settings is None or getattr(settings, "kind", "grid") == "grid" or not result.rows:
         return None
-    return analysis_data(result, importance=final)
+    return analysis_data(result, final=final)
 
 
-def analysis_data(result: Any, reference: float | None = None, importance: bool = True) -> dict[str, Any]:
+def analysis_data(result: Any, reference: float | None = None, final: bool = True) -> dict[str, Any]:
     """:func:`search_data` for any result, a grid's too (its importance comes from its rows).
 
-    ``reference`` (ms), e.g. the grid's best, is drawn as a dashed line; ``importance`` False
-    leaves the importance unmeasured and its chart says when it will be drawn.
+    ``reference`` (ms), e.g. the grid's best, is drawn as a dashed line; ``final`` False (still running)
+    measures the importance by main effects so far (:func:`~tilelab.tune.search_analysis.parameter_importance`).
     """
     settings = getattr(result, "search", None)
-    found, method = parameter_importance(result) if importance else ({}, IMPORTANCE_LATER)
+    found, method = parameter_importance(result, final)
     benchmarks = best_so_far(result)
     curves = [_curve(benchmarks, "benchmarks"), _curve(benchmarks, "wall")]
     shares = {"shares": [[str(name), float(share)] for name, share in found.items()], "method": method}
@@ -188,7 +187,8 @@ def importance_chart(importance: dict[str, Any]) -> dict[str, Any]:
     in a chart as tall as they need; without shares, the method's words say why there are none."""
     shares, method = importance["shares"], importance["method"]
     title = f"parameter importance ({method})" if shares else "parameter importance"
-    axis = "share of variance" + (" (scikit-learn gives fANOVA)" if method == "main effects" else "")
+    notes = {"main effects": " (scikit-learn gives fANOVA)", MAIN_EFFECTS_SO_FAR: ", redrawn as configs finish"}
+    axis = "share of variance" + notes.get(method, "")
     if not shares:
         return _chart(title, axis, "", [_text(_LEFT, 60, method)], height=100)
     width = _WIDTH - _LABELS - _RIGHT - 40
