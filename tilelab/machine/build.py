@@ -30,6 +30,7 @@ from tilelab.machine.cuda_tools import cubins_in_library, find_tool, tool_versio
 from tilelab.machine.record import build_facts, machine_record
 from tilelab.machine.text import (
     INSTRUCTION_CLASSES,
+    ParsedSass,
     instruction_classes,
     links_of_twin,
     parse_ptx_links,
@@ -38,7 +39,7 @@ from tilelab.machine.text import (
     parse_sass,
     presumed_lines,
 )
-from tilelab.records import CodeLineLink, MachineCodeRecord
+from tilelab.records import MachineCodeRecord
 
 __all__ = [
     "INSTRUCTION_CLASSES",
@@ -297,33 +298,23 @@ def _build_facts(
                 "SASS from cuobjdump has no line info: `pip install nvidia-cuda-nvdisasm` to link it to CUDA lines."
             )
     own = parse_sass(own_text, str(built.source))
-    sass, sass_links, counts = _linked_through_own_build(sass_text, own, kernel) if disassembled is not None else own
-    return build_facts(
-        kernels=kernels,
-        tools=tools,
-        notes=notes,
-        ptx=ptx,
-        sass=sass,
-        sass_links=sass_links,
-        ptx_links=parse_ptx_links(ptx, SOURCE_NAME),
-        instruction_counts=counts,
-    )
+    sass = _linked_through_own_build(sass_text, own, kernel) if disassembled is not None else own
+    ptx_links = parse_ptx_links(ptx, SOURCE_NAME)
+    return build_facts(kernels=kernels, tools=tools, notes=notes, ptx=ptx, ptx_links=ptx_links, sass=sass)
 
 
-def _linked_through_own_build(
-    sass_text: str, own: tuple[str, tuple[CodeLineLink, ...], Any], kernel: Any
-) -> tuple[str, tuple[CodeLineLink, ...], dict[str, dict[str, int]]]:
+def _linked_through_own_build(sass_text: str, own: ParsedSass, kernel: Any) -> ParsedSass:
     """TileLang's SASS (``sass_text``, parsed), each instruction linked to the CUDA line it came from.
 
     TileLang compiled the CUDA with its ``#line`` directives, so its line info names cell lines, and a cell line that
     several CUDA lines come from names none of them (a quarter of a Hopper GEMM's instructions, its TMA waits and
-    its stores among them). TileLab's build of the same CUDA without them (``own``: SASS, links, counts) names exact
-    CUDA lines: where its instructions are TileLang's, each of TileLang's takes its twin's line. Otherwise
-    TileLang's own line info is read, where it is unambiguous.
+    its stores among them). TileLab's build of the same CUDA without them (``own``) names exact CUDA lines: where its
+    instructions are TileLang's, each of TileLang's takes its twin's line. Otherwise TileLang's own line info is
+    read, where it is unambiguous.
     """
-    sass, links, counts = parse_sass(sass_text, presumed_lines(kernel.get_kernel_source())[1])
-    twin_links = links_of_twin(sass, own[0], own[1])
-    return sass, links if twin_links is None else twin_links, counts
+    theirs = parse_sass(sass_text, presumed_lines(kernel.get_kernel_source())[1])
+    twin_links = links_of_twin(theirs.text, own)
+    return theirs if twin_links is None else theirs._replace(links=twin_links)
 
 
 def _compiled_by_tilelang(kernel: Any, device_source: str) -> str | None:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tilelab.machine.occupancy import occupancy
+from tilelab.machine.text import ParsedSass
 from tilelab.records import CodeLineLink, KernelResources, MachineCodeRecord, OccupancyRecord
 
 _LAUNCH_BOUNDS = re.compile(r"__global__\s+void\s+__launch_bounds__\((\d+)[^)]*\)\s+(\w+)\s*\(")
@@ -23,21 +24,20 @@ def build_facts(
     tools: dict[str, str],
     notes: list[str],
     ptx: str = "",
-    sass: str = "",
-    sass_links: tuple[CodeLineLink, ...] = (),
     ptx_links: tuple[CodeLineLink, ...] = (),
-    instruction_counts: dict[str, dict[str, int]] | None = None,
+    sass: ParsedSass | None = None,
 ) -> dict[str, Any]:
     """A build's launch-independent facts as plain JSON data (what the cache stores)."""
+    sass = sass or ParsedSass("", (), {})
     return {
         "kernels": kernels,
         "tools": tools,
         "notes": notes,
         "ptx": ptx,
-        "sass": sass,
-        "sass_links": [[link.line, link.cuda_line] for link in sass_links],
+        "sass": sass.text,
+        "sass_links": [[link.line, link.cuda_line] for link in sass.links],
         "ptx_links": [[link.line, link.cuda_line] for link in ptx_links],
-        "instruction_counts": instruction_counts or {},
+        "instruction_counts": sass.counts,
     }
 
 

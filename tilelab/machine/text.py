@@ -8,11 +8,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import PurePath
+from typing import NamedTuple
 
 from tilelab.records import CodeLineLink
 
 __all__ = [
     "INSTRUCTION_CLASSES",
+    "ParsedSass",
     "compact_sass_line",
     "instruction_classes",
     "instruction_lines",
@@ -117,10 +119,17 @@ def _location(group: list[str], line_of: LineOf) -> int | None:
     return lines[-1] if lines else None
 
 
-def parse_sass(
-    text: str, source_path: str | LineOf
-) -> tuple[str, tuple[CodeLineLink, ...], dict[str, dict[str, int]]]:
-    """nvdisasm ``-c -gi`` output → (SASS without the ``//##`` line comments, SASS → CUDA line links, opcode counts per kernel).
+class ParsedSass(NamedTuple):
+    """A SASS listing as TileLab shows it: ``text`` without nvdisasm's ``//##`` line comments, its ``links`` (line of
+    ``text`` → CUDA line) and ``counts`` (opcode → instructions, per kernel)."""
+
+    text: str
+    links: tuple[CodeLineLink, ...]
+    counts: dict[str, dict[str, int]]
+
+
+def parse_sass(text: str, source_path: str | LineOf) -> ParsedSass:
+    """nvdisasm ``-c -gi`` output, parsed.
 
     ``source_path`` is the path of the compiled device source as nvdisasm prints it,
     or a function of (file, line) as printed giving the device-source line (or None).
@@ -146,7 +155,7 @@ def parse_sass(
         per_kernel[opcode] = per_kernel.get(opcode, 0) + 1
         if cuda_line is not None:
             links.append(CodeLineLink(len(kept), cuda_line))
-    return "\n".join(kept) + "\n", tuple(links), counts
+    return ParsedSass("\n".join(kept) + "\n", tuple(links), counts)
 
 
 _LABEL = re.compile(r"\.L_x_\d+")
@@ -162,15 +171,13 @@ def _instructions(sass: str) -> list[tuple[int, str]]:
     ]
 
 
-def links_of_twin(
-    sass: str, twin_sass: str, twin_links: tuple[CodeLineLink, ...]
-) -> tuple[CodeLineLink, ...] | None:
+def links_of_twin(sass: str, twin: ParsedSass) -> tuple[CodeLineLink, ...] | None:
     """``sass``'s SASS → CUDA links taken from a twin listing: the same instructions at the same addresses, in the
-    same order (labels may be numbered apart), whose ``twin_links`` give each its CUDA line; None when they differ."""
-    ours, theirs = _instructions(sass), _instructions(twin_sass)
+    same order (labels may be numbered apart), whose links give each its CUDA line; None when they differ."""
+    ours, theirs = _instructions(sass), _instructions(twin.text)
     if [text for _, text in ours] != [text for _, text in theirs]:
         return None
-    cuda_line_of = {link.line: link.cuda_line for link in twin_links}
+    cuda_line_of = {link.line: link.cuda_line for link in twin.links}
     twins = ((line, cuda_line_of.get(twin_line)) for (line, _), (twin_line, _) in zip(ours, theirs, strict=True))
     return tuple(CodeLineLink(line, cuda) for line, cuda in twins if cuda is not None)
 
