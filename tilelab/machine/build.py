@@ -314,7 +314,7 @@ def _linked_through_own_build(sass_text: str, own: ParsedSass, kernel: Any) -> P
     """
     theirs = parse_sass(sass_text, presumed_lines(kernel.get_kernel_source())[1])
     twin_links = links_of_twin(theirs.text, own)
-    return theirs if twin_links is None else theirs._replace(links=twin_links)
+    return theirs if twin_links is None else ParsedSass(theirs.text, twin_links, theirs.counts)
 
 
 def _compiled_by_tilelang(kernel: Any, device_source: str) -> str | None:
