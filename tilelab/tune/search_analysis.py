@@ -63,7 +63,7 @@ def parameter_importance(result: Any, final: bool = True) -> tuple[dict[str, flo
     rows, i.e. the variance of log latency between each parameter's values (exact
     for a full grid; an estimate for a search's uneven sample). ``final`` False
     (a search still running) always takes main effects, as ``"main effects so
-    far"``: they cost microseconds where fANOVA fits a forest, and they are
+    far"``: they cost milliseconds where fANOVA fits a forest, and they are
     redrawn as rows arrive. Shares add up to 1. ``({}, why)`` when there is too
     little to say.
     """
