@@ -89,6 +89,7 @@ class Process:
     started: float  # seconds after boot (with pid, tells a reused pid apart)
     command: str
     cpu_s: float
+    test: str | None = None  # the test it was started under (its PYTEST_CURRENT_TEST), if any
 
 
 def kind_of(command: str) -> str:
@@ -119,8 +120,21 @@ def read_processes(seen: dict[tuple[int, float], Process]) -> None:
                 seen[key] = Process(key[0], ppid, started, command, 0.0)
             seen[key].cpu_s = cpu / TICK
             seen[key].command = command or seen[key].command  # a zombie's is empty
+            if seen[key].test is None:  # also read until its exec: before, the environment is its parent's
+                seen[key].test = started_under((folder / "environ").read_bytes())
         except (OSError, ValueError, IndexError):
             continue
+
+
+def started_under(environ: bytes) -> str | None:
+    """The test named by a process's environment (``PYTEST_CURRENT_TEST``, without its phase), or None.
+
+    pytest sets it in the worker's ``os.environ``, which the processes a test starts inherit; a fork without an
+    exec (a zygote's worker, a multiprocessing child) shows the environment its parent was started with."""
+    for entry in environ.split(b"\0"):
+        if entry.startswith(b"PYTEST_CURRENT_TEST="):
+            return entry.split(b"=", 1)[1].decode(errors="replace").rsplit(" (", 1)[0]
+    return None
 
 
 def busy_cpu_s() -> float:
@@ -188,6 +202,20 @@ def kinds(processes: list[Process]) -> list[dict]:
     return sorted(rows, key=lambda row: -row["cpu_s"])
 
 
+def cpu_by_test(processes: list[Process], most: int = 25) -> list[dict]:
+    """The tests whose own processes (not the pytest worker running them) took the most CPU, most first.
+
+    The browser tests' Jupyter kernels are the JupyterLab server's children, so they count for the test
+    that started the server (the first browser test)."""
+    count: collections.Counter[str] = collections.Counter()
+    cpu: collections.Counter[str] = collections.Counter()
+    for process in processes:
+        if process.test and kind_of(process.command) != "pytest":
+            count[process.test] += 1
+            cpu[process.test] += process.cpu_s
+    return [{"test": test, "processes": count[test], "cpu_s": round(seconds, 1)} for test, seconds in cpu.most_common(most)]
+
+
 def table(rows: list[dict]) -> str:
     lines = [f"{'kind':40} {'processes':>9} {'CPU-s':>8} {'share':>6}"]
     lines += [f"{row['kind']:40} {row['processes']:9d} {row['cpu_s']:8.1f} {row['share']:6.1%}" for row in rows]
@@ -217,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "processes": len(processes),
         "kinds": rows,
+        "tests": cpu_by_test(processes),
         "commit": git_commit(),
         "python": platform.python_version(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -224,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     options.out.parent.mkdir(parents=True, exist_ok=True)
     options.out.write_text(json.dumps(report, indent=1) + "\n")
     print(table(rows))
+    for row in report["tests"]:
+        print(f"{row['cpu_s']:8.1f} CPU-s in {row['processes']:4d} processes  {row['test']}")
     print(f"{len(processes)} processes, {report['seen_cpu_s']} CPU-s seen of {report['busy_cpu_s']} busy, "
           f"{report['wall_s']} s wall on {report['cpus']} CPUs; exit status {status}")  # fmt: skip
     return status

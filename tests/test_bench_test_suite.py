@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
 import bench_test_suite  # noqa: E402  (bench/ is not a package)
-from bench_test_suite import Process, kind_of, kinds  # noqa: E402
+from bench_test_suite import Process, cpu_by_test, kind_of, kinds, started_under  # noqa: E402
 
 
 def test_command_lines_are_told_apart_by_what_they_run():
@@ -42,6 +42,24 @@ def test_a_zygotes_forks_count_as_compile_workers_and_kinds_come_most_cpu_first(
         {"kind": "zygote", "processes": 1, "cpu_s": 3.0, "share": 0.522},
         {"kind": "pytest", "processes": 1, "cpu_s": 2.0, "share": 0.348},
         {"kind": "compile worker (forked)", "processes": 2, "cpu_s": 0.8, "share": 0.13},
+    ]
+
+
+def test_a_process_counts_for_the_test_that_started_it_and_the_pytest_worker_for_none():
+    environ = b"HOME=/root\0PYTEST_CURRENT_TEST=tests/test_cli.py::test_tune_writes_rows (call)\0LANG=C\0"
+    assert started_under(environ) == "tests/test_cli.py::test_tune_writes_rows"
+    assert started_under(b"HOME=/root\0") is None
+
+    seen = [
+        Process(pid=100, ppid=1, started=1.0, command="python -m pytest", cpu_s=9.0, test="tests/test_a.py::test_x"),
+        Process(pid=200, ppid=100, started=2.0, command="python -m tilelab report k.py", cpu_s=2.0, test="tests/test_a.py::test_x"),
+        Process(pid=201, ppid=100, started=3.0, command="python -m tilelab tune k.py", cpu_s=5.0, test="tests/test_b.py::test_y"),
+        Process(pid=202, ppid=200, started=3.5, command="nvcc --cubin", cpu_s=1.5, test="tests/test_a.py::test_x"),
+        Process(pid=203, ppid=1, started=4.0, command="python -m jupyterlab", cpu_s=4.0, test=None),
+    ]
+    assert cpu_by_test(seen) == [
+        {"test": "tests/test_b.py::test_y", "processes": 1, "cpu_s": 5.0},
+        {"test": "tests/test_a.py::test_x", "processes": 2, "cpu_s": 3.5},
     ]
 
 
