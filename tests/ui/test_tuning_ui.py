@@ -55,6 +55,7 @@ display(searched())  # a seeded TPE search of 20 trials over a GEMM model
 evil = {EVIL!r}
 hostile = _result([_row(i, 1.0 + i, elapsed=float(i), **{{evil: i, "block_N": i % 2}}) for i in range(4)], swept=(evil, "block_N"))
 hostile.search, hostile.kernel_name = SETTINGS, evil
+hostile.running = True  # still searching: its importance is that of the rows so far
 hostile
 """
 VIEW = ".jp-OutputArea-output[data-shown='live'] .tilelab-tuning"  # the live widget (src/widgets/tuning.ts), not the snapshot
@@ -111,7 +112,9 @@ def test_a_searchs_charts_are_drawn_live_and_a_hostile_parameter_name_stays_text
     assert charts.nth(0).locator("path").count() == 1 and charts.nth(2).locator("rect").count() == 4
     assert "configs measured of 64 in the space" in searched.locator(".tl-tuning-search").inner_text()
 
-    bars = hostile.locator("svg[data-tilelab='search-chart']").nth(2).locator("rect title")
+    importance = hostile.locator("svg[data-tilelab='search-chart']").nth(2)
+    assert importance.get_attribute("aria-label") == "parameter importance (main effects so far)"
+    bars = importance.locator("rect title")
     assert any(title.startswith(f"{EVIL}: ") for title in bars.all_text_contents())
     assert hostile.locator("img").count() == 0 and page.title() != "pwned"
 
@@ -120,3 +123,5 @@ def test_a_searchs_charts_are_drawn_live_and_a_hostile_parameter_name_stays_text
     lab.screenshot("tuning-search-light.png")
     with dark_theme(page):
         lab.screenshot("tuning-search-dark.png")
+        importance.scroll_into_view_if_needed()
+        lab.screenshot("tuning-search-running-dark.png")
