@@ -12,6 +12,7 @@ from htmlcheck import parse
 from sample_records import DEVICE, KERNEL_SOURCE, failed_record, sample_record
 
 import tilelab
+from tilelab.changes import record_changes
 from tilelab.records import FoundThrough, KernelRecord
 from tilelab.source_map import with_source_map
 from tilelab.views.explorer import ExplorerView
@@ -41,6 +42,22 @@ def test_the_source_data_carries_both_texts_the_links_and_why_they_hold():
     assert [4, 5, "directive"] in data["links"] and data["how"]["directive"]
     assert data["ops"]["6"] == "T.gemm" and data["has_host"]
     assert set(HOW) == {how.value for how in FoundThrough}
+
+
+def test_a_cpu_kernels_device_code_is_called_c_in_the_tab_its_snapshot_and_the_run_to_run_line():
+    cuda = sample_record()
+    cpu = replace(cuda, source=replace(cuda.source, language="c"))
+    edited = replace(cpu, source=replace(cpu.source, device=cpu.source.device + "extra();\n"))
+
+    assert source_data(cuda)["words"] == ["cell line", "CUDA line"]
+    assert source_data(cpu)["words"] == ["cell line", "C line"]
+    assert source_host(cpu)["language"] == "c" and source_host(cuda)["language"] == "cuda"
+    (table,) = parse(f"<div>{source_snapshot(source_data(cpu))}</div>").find_all("table", data_tilelab="line-links")
+    assert "C lines" in table.all_text() and "CUDA" not in table.all_text()
+    changes = record_changes(cpu, edited)
+    assert "C +1/-0 lines" in changes.headline() and "CUDA" not in changes.headline()
+    assert "C lines: +1 -0" in changes.lines()
+    assert "no change in passes, C," in record_changes(cpu, cpu).headline()
 
 
 def test_the_source_data_is_plain_json():

@@ -34,6 +34,7 @@ class RecordChanges:
     registers: tuple[str, ...] | None  # None: not both records carry machine code
     spills: tuple[str, ...] | None
     layouts: tuple[str, ...] = ()  # buffers whose layout was added, removed or changed
+    code_name: str = "CUDA"  # what the device code is ("C" for a CPU kernel), as the counts name it
 
     @property
     def identical(self) -> bool:
@@ -44,14 +45,14 @@ class RecordChanges:
     def headline(self) -> str:
         """One line: what changed, aspect by aspect (unchanged aspects left out)."""
         if self.identical:
-            return "no change in passes, CUDA, launch, layouts or resources"
+            return f"no change in passes, {self.code_name}, launch, layouts or resources"
         parts = []
         if self.changed("passes"):
             parts.append(
                 f"passes +{len(self.passes_added)} -{len(self.passes_removed)} ~{len(self.passes_changed)}"
             )
         if self.cuda_added or self.cuda_removed:
-            parts.append(f"CUDA +{self.cuda_added}/-{self.cuda_removed} lines")
+            parts.append(f"{self.code_name} +{self.cuda_added}/-{self.cuda_removed} lines")
         for title, changes in (("launch", self.launch), ("shared", self.shared), ("registers", self.registers),
                                ("spills", self.spills), ("layouts", self.layouts)):  # fmt: skip
             if changes:
@@ -73,7 +74,7 @@ class RecordChanges:
             f"{len(self.passes_changed)} changed" + (f" ({changed})" if changed else ""),
             *(f"  + {name}" for name in self.passes_added),
             *(f"  - {name}" for name in self.passes_removed),
-            f"CUDA lines: +{self.cuda_added} -{self.cuda_removed}",
+            f"{self.code_name} lines: +{self.cuda_added} -{self.cuda_removed}",
             _aspect_line("launch", self.launch),
             _aspect_line("shared memory", self.shared),
             _aspect_line("registers", self.registers),
@@ -112,6 +113,7 @@ def record_changes(a: KernelRecord, b: KernelRecord) -> RecordChanges:
         registers=_machine_changes(a, b, lambda r: r.registers),
         spills=_machine_changes(a, b, lambda r: f"{r.spills} B"),
         layouts=_layout_changes(a, b),
+        code_name=source.code_name if (source := b.source or a.source) else "CUDA",
     )
 
 

@@ -35,6 +35,8 @@ export interface ILinkedReply {
   unlinked_right?: string;
   /** Why a left-hand line (not in `unlinked`) may have no right-hand lines. */
   unlinked_left?: string;
+  /** Words for the two sides, where the reply names them (a CPU kernel's "C line"); else the options'. */
+  words?: [string, string];
 }
 
 export interface ILinkedOptions {
@@ -100,6 +102,10 @@ export class LinkedTab {
     this._extra?.destroy();
   }
 
+  private get _words(): [string, string] {
+    return this._reply?.words ?? this._options.words;
+  }
+
   private async _load(): Promise<void> {
     let reply: ILinkedReply;
     try {
@@ -128,7 +134,7 @@ export class LinkedTab {
     this._panes[1].node.classList.add('tl-pane-right');
     const toolbar = h('div', 'tl-toolbar');
     toolbar.append(
-      h('span', 'tl-hint', `Click a line in either pane: its linked lines light up in the other (tinted lines are linked, one colour per ${this._options.words[0]}).`),
+      h('span', 'tl-hint', `Click a line in either pane: its linked lines light up in the other (tinted lines are linked, one colour per ${this._words[0]}).`),
       checkbox('wrap lines', false, on => this._panes.forEach(pane => pane.setWrap(on)))
     );
     if (this._options.extra && reply.has_host) {
@@ -159,7 +165,7 @@ export class LinkedTab {
     if (selected > 0) {
       this._applyLeft(selected, true);
     } else {
-      this._status.textContent = `${this._leftToRight.size} ${this._options.words[0]}s link to ${this._rightToLeft.size} ${this._options.words[1]}s.`;
+      this._status.textContent = `${this._leftToRight.size} ${this._words[0]}s link to ${this._rightToLeft.size} ${this._words[1]}s.`;
     }
   }
 
@@ -199,7 +205,7 @@ export class LinkedTab {
   }
 
   private _applyLeft(line: number, scrollLeft: boolean): void {
-    const [leftWord, rightWord] = this._options.words;
+    const [leftWord, rightWord] = this._words;
     const rights = this._leftToRight.get(line);
     if (!rights) {
       this._paintAll(new Set(), new Set());
@@ -222,7 +228,7 @@ export class LinkedTab {
   }
 
   private _pickRight(line: number): void {
-    const [leftWord, rightWord] = this._options.words;
+    const [leftWord, rightWord] = this._words;
     const left = this._rightToLeft.get(line);
     if (left === undefined) {
       this._paintAll(new Set(), new Set());

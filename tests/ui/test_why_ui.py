@@ -1,10 +1,11 @@
-"""The Overview's cache line and the line that says why a kernel recompiled, after an edit, in a real JupyterLab."""
+"""The Overview's cache line and the line that says why a kernel recompiled, after an edit, in a real JupyterLab;
+a CPU kernel's device code is called C there and in its Source tab."""
 
 from __future__ import annotations
 
 import pytest
 
-from ui.explorer_page import at_1280_with_sidebars, dark_theme, screenshot
+from ui.explorer_page import at_1280_with_sidebars, dark_theme, screenshot, show_tab
 
 pytestmark = pytest.mark.ui
 
@@ -39,7 +40,16 @@ def test_an_edited_kernel_says_what_changed_in_the_key_and_the_overview_says_who
 
     assert "TIR changed" in why.inner_text() and "3.0" in why.inner_text()
     assert "compiled fresh" in cache.inner_text() and "key" in cache.inner_text()
+    since = page.locator(f"{OUTPUTS}").last.inner_text()
+    assert "C +1/-1 lines" in since and "CUDA" not in since
     page.locator(f"{OUTPUTS} .tilelab-explorer").last.evaluate("node => node.scrollIntoView({block: 'start'})")
     screenshot(page, "why-after-an-edit.png")
     with dark_theme(page):
         screenshot(page, "why-after-an-edit-dark.png")
+
+    explorer = page.locator(f"{OUTPUTS} .tilelab-explorer").last
+    show_tab(explorer, "Source")
+    status = explorer.locator(".tl-linked .tl-status")
+    status.wait_for()
+    assert status.inner_text().endswith(" C lines.") and "CUDA" not in explorer.locator(".tl-linked .tl-toolbar").inner_text()
+    screenshot(page, "why-cpu-source.png")

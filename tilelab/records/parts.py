@@ -155,6 +155,11 @@ class SourceRecord:
     kernel_source: str  # the text of kernel_file, for side-by-side views
     source_map: SourceMap | None = None  # the repaired links; None in records saved before format 6
 
+    @property
+    def code_name(self) -> str:
+        """What to call the device code in words: ``"CUDA"``, or ``"C"`` for a CPU kernel."""
+        return "C" if self.language == "c" else "CUDA"
+
 
 @dataclass(frozen=True, eq=False)
 class LayoutRecord:

@@ -49,8 +49,9 @@ def source_data(record: KernelRecord) -> dict[str, Any]:
     """The Source tab as plain JSON: the cell and the device code as two panes, and their links.
 
     ``links`` are ``[cuda line, cell line, how]`` in CUDA order (``how`` keys ``HOW``); ``ops``
-    names the cell's tile ops by line and ``unlinked`` says why an op has no CUDA line. Without
-    source there are no panes, and ``binary_note`` is the snapshot's note.
+    names the cell's tile ops by line and ``unlinked`` says why an op has no CUDA line; ``words``
+    name a line of each side ("C line" for a CPU kernel). Without source there are no panes, and
+    ``binary_note`` is the snapshot's note.
     """
     source = record.source
     if source is None:
@@ -71,11 +72,13 @@ def source_data(record: KernelRecord) -> dict[str, Any]:
         "how": HOW,
         "ops": {str(op.line): f"T.{op.name}" for op in source_map.ops},
         "unlinked": {
-            str(op.line): f"T.{op.name} produced no CUDA line of its own here (fused into the lines around it, or removed)"
+            str(op.line): f"T.{op.name} produced no {source.code_name} line of its own here (fused into the lines around it, "
+            "or removed)"
             for op in source_map.ops
             if op.line not in linked
         },
         "unlinked_right": _UNLINKED_RIGHT,
+        "words": ["cell line", f"{source.code_name} line"],
         "has_host": bool(source.host),
         "note": binary_note(record),
     }
@@ -83,4 +86,5 @@ def source_data(record: KernelRecord) -> dict[str, Any]:
 
 def source_host(record: KernelRecord) -> dict[str, Any]:
     """The host code as a third pane (long boilerplate: the tab asks for it only when shown)."""
-    return {"title": "Host code", "language": "cuda", "text": (record.source.host if record.source else "") or ""}
+    source = record.source
+    return {"title": "Host code", "language": source.language if source else "cuda", "text": (source.host if source else "") or ""}

@@ -81,7 +81,7 @@ def source_snapshot(data: dict[str, Any]) -> str:
         )
         for line, cudas in sorted(by_cell.items())
     ]
-    table_html = table(rows, ("cell line", "code", "CUDA lines"), attrs=" data-tilelab='line-links'")
+    table_html = table(rows, ("cell line", "code", f"{data['words'][1]}s"), attrs=" data-tilelab='line-links'")
     listed = details(f"line links ({len(rows)} cell lines)", table_html)
     host = "<p style='color:var(--jp-ui-font-color2,#6e7781)'>Host code: in the live view.</p>" if data["has_host"] else ""
     return panes + listed + host + _note(data["note"])
