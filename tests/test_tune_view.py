@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -205,6 +206,31 @@ def _everything() -> TuneResult:
     timeline = result.timeline_record = Timeline(origin=0.0, workers=2)
     timeline.spans = [Span(i, "compiling", 0.5 * i, 0.5 * i + 2.0, f"worker {i % 2 + 1}") for i in range(4)]
     return result
+
+
+def test_the_heat_map_stars_the_best_config_where_the_re_benchmark_chose_another_than_its_minimum():
+    result = _result()  # latency_ms lowest at block_M=64, block_N=128 (0.5 ms)
+    rows = {index: row for index, row in result.rows.items() if row.ok}
+    result.rows = {**result.rows, 0: replace(rows[0], rebench_ms=0.48), 1: replace(rows[1], rebench_ms=0.49)}
+    result.verdict = Verdict(best=0, runner_up=1, margin_pct=2.0, noise_pct=4.2, tied=(1,))
+
+    pivot = TuningView(result).data()["pivot"]
+
+    assert result.best_config == {"block_M": 64, "block_N": 64}
+    assert [[cell and cell["text"] for cell in row["cells"]] for row in pivot["rows"]] == [["0.9 ★", "0.5"], ["0.7", None]]
+    assert pivot["rows"][0]["cells"][1]["best"] and pivot["caption"].endswith("★ the best config, chosen by the re-benchmark at the end")
+    (drawn,) = parse(tuning_html(as_sent(TuningView(result).data()))).find_all("table", data_tilelab="tuning-pivot")
+    assert [td.all_text() for td in drawn.find_all("td") if "★" in td.all_text()] == ["0.9 ★"]
+
+
+def test_without_a_re_benchmark_or_when_it_agrees_the_heat_map_has_no_star():
+    agreeing = _result()
+    agreeing.rows = {**agreeing.rows, 1: replace(agreeing.rows[1], rebench_ms=0.5)}
+    agreeing.verdict = Verdict(best=1, runner_up=2, margin_pct=9.0, noise_pct=0.5, tied=())
+
+    for result in (_result(), agreeing):
+        pivot = TuningView(result).data()["pivot"]
+        assert "★" not in str(pivot)
 
 
 def test_the_snapshot_is_rendered_from_the_tab_data_alone():

@@ -218,19 +218,35 @@ def pivot_data(result: Any, index: str | None = None, columns: str | None = None
     low, high = min(finite), max(finite)
     places = decimals(finite)
     index_name, columns_name = str(table.index.name), str(table.columns.name)
+    cells = [[_heat_cell(value, low, high, places) for value in line] for line in values]
+    caption = f"latency (ms) of {result.kernel_name}: fastest bright, minimum outlined"
+    if (starred := _rebenchmarked_best(result, table)) and (cell := cells[starred[0]][starred[1]]) and not cell["best"]:
+        cell["text"] += " ★"
+        caption += "; ★ the best config, chosen by the re-benchmark at the end"
     return {
         "kernel": result.kernel_name,
-        "caption": f"latency (ms) of {result.kernel_name}: fastest bright, minimum outlined",
+        "caption": caption,
         "corner": f"{index_name} \\ {columns_name}",
         "index_name": index_name,
         "columns_name": columns_name,
         "columns": [str(c) for c in table.columns],
         "mark": BEST_MARK,
         "rows": [
-            {"label": str(label), "values": line, "cells": [_heat_cell(value, low, high, places) for value in line]}
-            for label, line in zip(table.index, values, strict=True)
+            {"label": str(label), "values": line, "cells": line_cells}
+            for label, line, line_cells in zip(table.index, values, cells, strict=True)
         ],
     }
+
+
+def _rebenchmarked_best(result: Any, table: Any) -> tuple[int, int] | None:
+    """Where the heat map holds the best config (row, column), when the re-benchmark at the end chose it."""
+    best = result.best
+    if best is None or best.rebench_ms is None or result.verdict is None:
+        return None
+    try:
+        return table.index.get_loc(best.config[table.index.name]), table.columns.get_loc(best.config[table.columns.name])
+    except KeyError:
+        return None
 
 
 def _heat_cell(value: float | None, low: float, high: float, places: int) -> dict[str, Any] | None:
