@@ -151,10 +151,15 @@ def rows_data(result: Any, limit: int = ROW_LIMIT) -> dict[str, Any]:
 
 def _marks(result: Any) -> dict[int, str]:
     """After a re-benchmark with a verdict: ★ for the best row, ≈ for the rows it could not tell from the best."""
-    best = result.best
-    if result.verdict is None or best is None:
+    best = _starred(result)
+    if best is None:
         return {}
     return {**dict.fromkeys(result.tied(), "≈"), best.index: "★"}
+
+
+def _starred(result: Any) -> Any:
+    """The best row when a re-benchmark's verdict chose it (the row the tables star), else None."""
+    return None if result.verdict is None else result.best
 
 
 def _numeric(value: Any) -> bool:
@@ -240,8 +245,8 @@ def pivot_data(result: Any, index: str | None = None, columns: str | None = None
 
 def _rebenchmarked_best(result: Any, table: Any) -> tuple[int, int] | None:
     """Where the heat map holds the best config (row, column), when the re-benchmark at the end chose it."""
-    best = result.best
-    if best is None or best.rebench_ms is None or result.verdict is None:
+    best = _starred(result)
+    if best is None:
         return None
     try:
         return table.index.get_loc(best.config[table.index.name]), table.columns.get_loc(best.config[table.columns.name])
