@@ -48,6 +48,14 @@ def _asked(view: TuningView) -> dict:
     return reply
 
 
+def _rebenchmarked_elsewhere() -> TuneResult:
+    """The re-benchmark at the end chose block_M=64, block_N=64 (0.9 ms in the sweep), not the sweep's minimum."""
+    result = _result()
+    result.rows = {**result.rows, 0: replace(result.rows[0], rebench_ms=0.48), 1: replace(result.rows[1], rebench_ms=0.49)}
+    result.verdict = Verdict(best=0, runner_up=1, margin_pct=2.0, noise_pct=4.2, tied=(1,))
+    return result
+
+
 def _cell_texts(data: dict) -> list[str]:
     return [cell["text"] for row in data["pivot"]["rows"] for cell in row["cells"] if cell is not None]
 
@@ -105,11 +113,11 @@ def test_heat_cells_carry_a_text_colour_that_reads_on_their_background():
     assert heat_colour(0.0)[1] == "#111111" and heat_colour(1.0)[1] == "#f6f8fa"  # fastest bright, slowest dark
 
 
-def test_columns_no_row_has_a_value_in_are_hidden():
+def test_columns_no_row_has_a_value_in_are_hidden_and_the_error_text_comes_after_the_timings():
     header = [th.all_text() for th in parse(TuningView(_result()).rows_html()).find_all("th")]
 
-    assert header[:4] == ["block_M", "block_N", "status", "error"]
-    assert "latency_ms" in header and "compile_s" in header
+    assert header[:4] == ["block_M", "block_N", "status", "latency_ms"] and header[-1] == "error"
+    assert "compile_s" in header
     for empty in ("tflops", "gbps", "registers", "latency_p90_ms", "rebench_ms", "cached", "trial"):
         assert empty not in header
 
@@ -209,10 +217,7 @@ def _everything() -> TuneResult:
 
 
 def test_the_heat_map_stars_the_best_config_where_the_re_benchmark_chose_another_than_its_minimum():
-    result = _result()  # latency_ms lowest at block_M=64, block_N=128 (0.5 ms)
-    rows = {index: row for index, row in result.rows.items() if row.ok}
-    result.rows = {**result.rows, 0: replace(rows[0], rebench_ms=0.48), 1: replace(rows[1], rebench_ms=0.49)}
-    result.verdict = Verdict(best=0, runner_up=1, margin_pct=2.0, noise_pct=4.2, tied=(1,))
+    result = _rebenchmarked_elsewhere()  # latency_ms lowest at block_M=64, block_N=128 (0.5 ms)
 
     pivot = TuningView(result).data()["pivot"]
 
@@ -221,6 +226,15 @@ def test_the_heat_map_stars_the_best_config_where_the_re_benchmark_chose_another
     assert pivot["rows"][0]["cells"][1]["best"] and pivot["caption"].endswith("★ the best config, chosen by the re-benchmark at the end")
     (drawn,) = parse(tuning_html(as_sent(TuningView(result).data()))).find_all("table", data_tilelab="tuning-pivot")
     assert [td.all_text() for td in drawn.find_all("td") if "★" in td.all_text()] == ["0.9 ★"]
+
+
+def test_the_pandas_pivot_stars_the_config_the_re_benchmark_chose_like_the_heat_map():
+    styler = _rebenchmarked_elsewhere().pivot()
+
+    cells = [td.all_text() for td in parse(styler.to_html()).find_all("td")]
+    assert cells == ["0.9000 ★", "0.5000", "0.7000", "—"]
+    assert styler.caption.endswith("(minimum highlighted); ★ the best config, chosen by the re-benchmark at the end")
+    assert "★" not in _result().pivot().to_html()
 
 
 def test_without_a_re_benchmark_or_when_it_agrees_the_heat_map_has_no_star():

@@ -14,6 +14,8 @@ from ui.explorer_page import at_1280_with_sidebars, dark_theme, run_in_kernel
 pytestmark = pytest.mark.ui
 
 TUNING_CELL = """%load_ext tilelab
+from dataclasses import replace
+from tilelab.tune.noise import Verdict
 from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
 
 configs = tuple({"block_M": m, "block_N": n} for m in (64, 128, 256) for n in (64, 128, 256))
@@ -24,6 +26,10 @@ for index, config in enumerate(configs):
         run.add(TuneRow(index, config, TuneStatus.COMPILE_ERROR, error="ptxas: too much shared memory"))
     else:
         run.add(TuneRow(index, config, TuneStatus.OK, latency_ms=0.2 + 0.013 * (index * 5 % 9), compile_s=2.5))
+# The re-benchmark at the end chose block_N=256 (0.213 in the sweep) over the sweep's minimum (0.200).
+run.add(replace(run.rows[0], rebench_ms=0.205))
+run.add(replace(run.rows[2], rebench_ms=0.201))
+run.verdict = Verdict(best=2, runner_up=0, margin_pct=2.0, noise_pct=0.6, tied=())
 run
 """
 RUNNING_CELL = """%load_ext tilelab
@@ -67,11 +73,13 @@ def test_the_tuning_view_reads_in_light_and_dark_themes(lab):
 
     view = page.wait_for_selector(VIEW)
     assert "9/9 configs, done" in view.inner_text()
-    best = view.wait_for_selector("table[data-tilelab='tuning-pivot'] td[data-best='true']")
-    assert best.inner_text() == "0.200"  # the heat map's decimals are those its 0.265 needs
+    pivot = view.wait_for_selector("table[data-tilelab='tuning-pivot']")
+    assert pivot.query_selector("td[data-best='true']").inner_text() == "0.200"  # decimals as its 0.265 needs
+    assert [td.inner_text() for td in pivot.query_selector_all("td") if "★" in td.inner_text()] == ["0.213 ★"]
+    assert "★ the best config, chosen by the re-benchmark at the end" in view.inner_text()
     header = view.query_selector("table[data-tilelab='tuning-rows'] thead").inner_text()
-    assert "latency_ms" in header and "tflops" not in header and "rebench_ms" not in header
-    page.set_viewport_size({"width": 1280, "height": 800})  # a laptop's screen
+    assert "latency_ms" in header and "rebench_ms" in header and "tflops" not in header  # columns nobody filled: hidden
+    at_1280_with_sidebars(page)  # a laptop's screen
     view.scroll_into_view_if_needed()
     lab.screenshot("tuning-light.png")
 

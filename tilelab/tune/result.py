@@ -196,6 +196,11 @@ class TuneResult:
         summary = self.timeline_record.summary() if self.timeline_record is not None else None
         return summary.text() if summary is not None else ""
 
+    @property
+    def rebenchmarked_best(self) -> TuneRow | None:
+        """The best row when the re-benchmark at the end chose it with a verdict (the row the tables star), else None."""
+        return None if self.verdict is None else self.best
+
     def verdict_text(self) -> str:
         """``best by X % (± Y %)`` or ``top 2 indistinguishable at this noise (± Y %)``; empty without a re-benchmark."""
         return self.verdict.text() if self.verdict is not None else ""
@@ -263,12 +268,26 @@ class TuneResult:
         With more than two swept parameters each cell holds the minimum over the others.
         """
         table = self.pivot_table(index, columns, values)
+        chosen = self.chosen_cell(table)
         # Config values, parameter and kernel names are user text: the Styler escapes cells and labels,
         # but neither axis names nor the caption, so those are escaped here.
         table = table.rename_axis(index=_escape(table.index.name), columns=_escape(table.columns.name))
         styler = table.style.highlight_min(axis=None, props=_HIGHLIGHT).format(precision=4, na_rep="—", escape="html")
         styler = styler.format_index(escape="html", axis=0).format_index(escape="html", axis=1)
-        return styler.set_caption(_escape(f"{self.kernel_name}: {values} (minimum highlighted)"))
+        caption = f"{self.kernel_name}: {values} (minimum highlighted)"
+        if chosen is not None and table.loc[chosen] != table.min(axis=None):
+            styler = styler.format("{:.4f} ★", subset=([chosen[0]], [chosen[1]]))
+            caption += "; ★ the best config, chosen by the re-benchmark at the end"
+        return styler.set_caption(_escape(caption))
+
+    def chosen_cell(self, table: Any) -> tuple[Any, Any] | None:
+        """Where a :meth:`pivot_table` holds the best config, as (row, column) labels, when the re-benchmark at the
+        end chose it (None without a verdict, or when the table's axes do not place it)."""
+        best = self.rebenchmarked_best
+        if best is None:
+            return None
+        cell = (best.config.get(table.index.name), best.config.get(table.columns.name))
+        return cell if cell[0] in table.index and cell[1] in table.columns and not math.isnan(table.loc[cell]) else None
 
     def pivot_table(self, index: str | None = None, columns: str | None = None, values: str = "latency_ms"):
         """The plain DataFrame behind :meth:`pivot`."""

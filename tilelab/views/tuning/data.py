@@ -127,8 +127,8 @@ def _gpu(state: dict) -> str:
 def rows_data(result: Any, limit: int = ROW_LIMIT) -> dict[str, Any]:
     """The latest ``limit`` rows: ``columns``, ``numeric`` (right-aligned), ``cells`` as text and their ``colours``.
 
-    A column no row has a value in is left out; a column's floats share one number of decimals (:func:`decimals`),
-    missing values are empty; only a status has a colour (None: the text's).
+    A column no row has a value in is left out, and ``error`` comes last; a column's floats share one number of
+    decimals (:func:`decimals`), missing values are empty; only a status has a colour (None: the text's).
     """
     frame = result.to_pandas()
     if frame.empty:
@@ -139,6 +139,8 @@ def rows_data(result: Any, limit: int = ROW_LIMIT) -> dict[str, Any]:
     marks = _marks(result)
     shown.insert(0, "best", [marks.get(row.index, "") for row in result.ordered_rows()[-len(shown) :]])
     columns = [c for c in shown.columns if c in result.swept or shown[c].map(_present).any()]
+    # An error is a long line: last, so that it never pushes the timings out of a narrow notebook.
+    columns = [c for c in columns if c != "error"] + [c for c in columns if c == "error"]
     lines = [[_plain(value) for value in values] for values in shown[columns].itertuples(index=False)]
     places = [decimals(line[position] for line in lines) for position in range(len(columns))]
     return {
@@ -151,15 +153,10 @@ def rows_data(result: Any, limit: int = ROW_LIMIT) -> dict[str, Any]:
 
 def _marks(result: Any) -> dict[int, str]:
     """After a re-benchmark with a verdict: ★ for the best row, ≈ for the rows it could not tell from the best."""
-    best = _starred(result)
+    best = result.rebenchmarked_best
     if best is None:
         return {}
     return {**dict.fromkeys(result.tied(), "≈"), best.index: "★"}
-
-
-def _starred(result: Any) -> Any:
-    """The best row when a re-benchmark's verdict chose it (the row the tables star), else None."""
-    return None if result.verdict is None else result.best
 
 
 def _numeric(value: Any) -> bool:
@@ -225,7 +222,8 @@ def pivot_data(result: Any, index: str | None = None, columns: str | None = None
     index_name, columns_name = str(table.index.name), str(table.columns.name)
     cells = [[_heat_cell(value, low, high, places) for value in line] for line in values]
     caption = f"latency (ms) of {result.kernel_name}: fastest bright, minimum outlined"
-    if (starred := _rebenchmarked_best(result, table)) and (cell := cells[starred[0]][starred[1]]) and not cell["best"]:
+    chosen = result.chosen_cell(table)
+    if chosen and (cell := cells[table.index.get_loc(chosen[0])][table.columns.get_loc(chosen[1])]) and not cell["best"]:
         cell["text"] += " ★"
         caption += "; ★ the best config, chosen by the re-benchmark at the end"
     return {
@@ -241,17 +239,6 @@ def pivot_data(result: Any, index: str | None = None, columns: str | None = None
             for label, line, line_cells in zip(table.index, values, cells, strict=True)
         ],
     }
-
-
-def _rebenchmarked_best(result: Any, table: Any) -> tuple[int, int] | None:
-    """Where the heat map holds the best config (row, column), when the re-benchmark at the end chose it."""
-    best = _starred(result)
-    if best is None:
-        return None
-    try:
-        return table.index.get_loc(best.config[table.index.name]), table.columns.get_loc(best.config[table.columns.name])
-    except KeyError:
-        return None
 
 
 def _heat_cell(value: float | None, low: float, high: float, places: int) -> dict[str, Any] | None:
