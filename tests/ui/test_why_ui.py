@@ -52,4 +52,7 @@ def test_an_edited_kernel_says_what_changed_in_the_key_and_the_overview_says_who
     status = explorer.locator(".tl-linked .tl-status")
     status.wait_for()
     assert status.inner_text().endswith(" C lines.") and "CUDA" not in explorer.locator(".tl-linked .tl-toolbar").inner_text()
+    explorer.locator(".tl-linked .tl-pane-right").scroll_into_view_if_needed()  # the C pane
     screenshot(page, "why-cpu-source.png")
+    with dark_theme(page):
+        screenshot(page, "why-cpu-source-dark.png")
