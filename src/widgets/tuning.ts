@@ -4,7 +4,8 @@
  * search's charts (`tuning_search.ts`), the timeline (`tuning_timeline.ts`) and the rows. The reply to a
  * `tuning` request is `tilelab.views.tuning.data.tuning_data`, the dict the snapshot draws:
  * Python decides every label, number and colour; text goes in through `textContent` only. The
- * kernel bumps the synced `revision` as the sweep goes on, and the view asks again.
+ * kernel bumps the synced `revision` as the sweep goes on, and the view asks again. A click on a column's
+ * name asks for the rows in that column's order (`{sort: {column, descending}}`; the kernel sorts every row).
  */
 
 import { Channel } from './channel';
@@ -49,12 +50,24 @@ interface IPivot {
   rows: { label: string; cells: (IHeatCell | null)[] }[];
 }
 
+/** The order the user asked for by clicking a column's name. */
+interface ISort {
+  column: string;
+  descending: boolean;
+}
+
 interface IRows {
   columns: string[];
+  /** The columns' names as shown: the sorted one with its arrow. */
+  headers: string[];
   numeric: boolean[];
   cells: string[][];
   /** A cell's text colour (a status's), null for the page's. */
   colours: (string | null)[][];
+  /** The order the rows are in (null: the space's). */
+  sort: ISort | null;
+  /** Says when not every row is shown, else null. */
+  note: string | null;
 }
 
 export interface ITuningData {
@@ -126,14 +139,25 @@ function pivot(p: IPivot | null): HTMLElement[] {
   return [h('div', 'tl-tuning-caption tl-tuning-muted', p.caption), table];
 }
 
-function rows(r: IRows): HTMLElement {
+/** Clicking a column's name sorts every row by it; clicking it again reverses the order. */
+function header(r: IRows, k: number, side: string, onSort: (sort: ISort) => void): HTMLElement {
+  const column = r.columns[k];
+  const now = r.sort !== null && r.sort.column === column ? r.sort : null;
+  const th = h('th', `${side} tl-tuning-sortable`, r.headers[k]);
+  th.title = now ? 'reverse the order' : `sort every row by ${column}`;
+  th.setAttribute('aria-sort', now ? (now.descending ? 'descending' : 'ascending') : 'none');
+  th.addEventListener('click', () => onSort({ column, descending: now !== null && !now.descending }));
+  return th;
+}
+
+function rows(r: IRows, onSort: (sort: ISort) => void): HTMLElement[] {
   if (!r.cells.length) {
-    return h('div', 'tl-tuning-muted', 'no rows yet');
+    return [h('div', 'tl-tuning-muted', 'no rows yet')];
   }
   const side = (k: number): string => (r.numeric[k] ? 'tl-num' : '');
   const table = h('table', 'tl-tuning-table');
   table.dataset.tilelab = 'tuning-rows';
-  table.createTHead().insertRow().append(...r.columns.map((column, k) => h('th', side(k), column)));
+  table.createTHead().insertRow().append(...r.columns.map((_, k) => header(r, k, side(k), onSort)));
   const body = table.createTBody();
   r.cells.forEach((texts, line) => {
     body.insertRow().append(
@@ -149,16 +173,22 @@ function rows(r: IRows): HTMLElement {
   });
   const scroll = h('div', 'tl-tuning-scroll');
   scroll.appendChild(table);
-  return scroll;
+  return r.note === null ? [scroll] : [h('div', 'tl-tuning-muted', r.note), scroll];
 }
 
-/** Draw `data` into `root`, keeping where the rows were scrolled to. */
-function draw(root: HTMLElement, data: ITuningData): void {
+/** Draw `data` into `root`, keeping where the rows were scrolled to (to the top when `resorted`). */
+function draw(root: HTMLElement, data: ITuningData, onSort: (sort: ISort) => void, resorted: boolean): void {
   const before = root.querySelector('.tl-tuning-scroll');
-  const [top, left] = before ? [before.scrollTop, before.scrollLeft] : [0, 0];
+  const [top, left] = before && !resorted ? [before.scrollTop, before.scrollLeft] : [0, 0];
   const search = data.search ? [searchBlock(data.search)] : [];
   const timeline = data.timeline ? [timelineBlock(data.timeline)] : [];
-  root.replaceChildren(...progress(data.progress), ...pivot(data.pivot), ...search, ...timeline, rows(data.rows));
+  root.replaceChildren(
+    ...progress(data.progress),
+    ...pivot(data.pivot),
+    ...search,
+    ...timeline,
+    ...rows(data.rows, onSort)
+  );
   const after = root.querySelector('.tl-tuning-scroll');
   if (after) {
     after.scrollTop = top;
@@ -175,7 +205,14 @@ export function renderTuning(model: IModel, el: HTMLElement): () => void {
   let asking = false;
   let again = false;
   let disposed = false;
-  // One request at a time: revisions that arrive meanwhile make one more request when it is answered.
+  let sort: ISort | null = null;
+  let resorted = false;
+  const onSort = (next: ISort): void => {
+    sort = next;
+    resorted = true;
+    void ask();
+  };
+  // One request at a time: revisions (or a sort) that arrive meanwhile make one more request when it is answered.
   const ask = async (): Promise<void> => {
     if (asking) {
       again = true;
@@ -186,11 +223,12 @@ export function renderTuning(model: IModel, el: HTMLElement): () => void {
       do {
         again = false;
         const revision = String(model.get('revision'));
-        const data = await channel.request<ITuningData>('tuning');
+        const data = await channel.request<ITuningData>('tuning', sort ? { sort } : {});
         if (disposed) {
           return;
         }
-        draw(root, data);
+        draw(root, data, onSort, resorted);
+        resorted = false;
         root.dataset.revision = revision;
         status.remove();
         el.appendChild(root);

@@ -86,6 +86,17 @@ def test_the_tuning_view_reads_in_light_and_dark_themes(lab):
     with dark_theme(page):
         lab.screenshot("tuning-dark.png")
 
+    latencies = "node => [...node.querySelectorAll('tbody tr')].map(tr => tr.cells[4].textContent)"
+    view.query_selector("th:text-is('latency_ms')").click()  # the kernel sends every row in that order
+    view.wait_for_selector("th[aria-sort='ascending']:text-is('latency_ms ▲')")
+    sorted_up = view.query_selector("table[data-tilelab='tuning-rows']").evaluate(latencies)
+    assert sorted_up[:3] == ["0.200", "0.213", "0.226"]
+    view.query_selector("th:text-is('latency_ms ▲')").click()  # again: the other way
+    view.wait_for_selector("th[aria-sort='descending']:text-is('latency_ms ▼')")
+    sorted_down = view.query_selector("table[data-tilelab='tuning-rows']").evaluate(latencies)
+    assert sorted_down[:2] == ["0.304", "0.291"] and sorted_down[-1] == ""  # the failed config last, either way
+    lab.screenshot("tuning-sorted.png")
+
 
 def test_a_running_sweep_is_redrawn_as_the_registry_announces_its_rows(lab):
     lab.run_notebook("running.ipynb", [RUNNING_CELL])

@@ -12,7 +12,8 @@ here, once; both renderers only draw them. Its parts:
 - ``search``: best-so-far curves and parameter importance, and their charts laid out (None for a grid):
   :mod:`~tilelab.views.tuning.data_search`;
 - ``timeline``: the phases of the first :data:`TIMELINE_ROWS` configs as a Gantt chart (None before any was recorded);
-- ``rows``: the latest rows as text, only the columns some row has a value in, statuses coloured;
+- ``rows``: the latest rows as text, or the first by a column the user sorts on, only the columns some row has a
+  value in, statuses coloured;
 - ``text``: the short ``text/plain``.
 """
 
@@ -124,31 +125,80 @@ def _gpu(state: dict) -> str:
 
 
 # -- the rows ------------------------------------------------------------------------------------------------
-def rows_data(result: Any, limit: int = ROW_LIMIT) -> dict[str, Any]:
-    """The latest ``limit`` rows: ``columns``, ``numeric`` (right-aligned), ``cells`` as text and their ``colours``.
+def rows_data(result: Any, limit: int = ROW_LIMIT, sort: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The rows as a table: ``columns``, their ``headers`` (the sorted one with its arrow), ``numeric``
+    (right-aligned), ``cells`` as text and their ``colours``.
 
-    A column no row has a value in is left out, and ``error`` comes last; a column's floats share one number of
-    decimals (:func:`decimals`), missing values are empty; only a status has a colour (None: the text's).
+    Without ``sort``, the latest ``limit`` rows in the space's order; with ``{"column": name, "descending": bool}``,
+    every row ordered by that column (numbers by value, text after them, missing values last, ties in the space's
+    order; ★ before ≈ in ``best``) and the first ``limit`` of them, so the fastest configs of a large sweep are a click away. ``sort`` says which
+    order the table is in (None: the space's) and ``of`` how many rows there are (``note`` says when not all
+    are shown). A column no row has a value in is left out, and ``error`` comes last; a column's floats share one
+    number of decimals (:func:`decimals`), missing values are empty; only a status has a colour (None: the text's).
     """
     frame = result.to_pandas()
     if frame.empty:
-        return {"columns": [], "numeric": [], "cells": [], "colours": []}
+        return {"columns": [], "headers": [], "numeric": [], "cells": [], "colours": [], "sort": None, "of": 0, "note": None}
     # The key's hashes and TileLang's entry are for to_pandas() and why(); the table shows who served each compile.
-    shown = frame.drop(columns=["device", *PROVENANCE_COLUMNS[1:]]).tail(limit).astype(object)
+    shown = frame.drop(columns=["device", *PROVENANCE_COLUMNS[1:]]).astype(object)
     shown = shown.where(shown.notna(), None)  # pandas' NA and NaN become None: one "missing" for every column
     marks = _marks(result)
-    shown.insert(0, "best", [marks.get(row.index, "") for row in result.ordered_rows()[-len(shown) :]])
+    shown.insert(0, "best", [marks.get(row.index, "") for row in result.ordered_rows()])
     columns = [c for c in shown.columns if c in result.swept or shown[c].map(_present).any()]
     # An error is a long line: last, so that it never pushes the timings out of a narrow notebook.
     columns = [c for c in columns if c != "error"] + [c for c in columns if c == "error"]
+    order = _sort_of(sort, columns)
+    if order is None:
+        shown = shown.tail(limit)
+    else:
+        column = next(c for c in columns if str(c) == order["column"])
+        keys = shown[column].map(_MARK_ORDER.get) if column == "best" else shown[column]
+        shown = shown.iloc[_sorted_positions(list(keys), order["descending"])[:limit]]
     lines = [[_plain(value) for value in values] for values in shown[columns].itertuples(index=False)]
     places = [decimals(line[position] for line in lines) for position in range(len(columns))]
     return {
         "columns": [str(c) for c in columns],
+        "headers": [f"{c} {order['arrow']}" if order and str(c) == order["column"] else str(c) for c in columns],
         "numeric": [bool(shown[c].map(_numeric).any()) for c in columns],
         "cells": [[_text(value, places[position]) for position, value in enumerate(line)] for line in lines],
         "colours": [[STATUS_COLOURS.get(str(value)) if c == "status" else None for c, value in zip(columns, line, strict=True)] for line in lines],
+        "sort": order,
+        "of": len(frame),
+        "note": _rows_note(len(shown), len(frame), order),
     }
+
+
+def _sort_of(sort: Any, columns: list[Any]) -> dict[str, Any] | None:
+    """``sort`` when it names a column the table shows, as ``{"column", "descending", "arrow"}`` (the header's ▲ or
+    ▼); else None (the space's order)."""
+    if not isinstance(sort, dict) or sort.get("column") not in [str(c) for c in columns]:
+        return None
+    descending = bool(sort.get("descending", False))
+    return {"column": str(sort["column"]), "descending": descending, "arrow": "▼" if descending else "▲"}
+
+
+_MARK_ORDER = {"★": 0, "≈": 1}  # the best first, then its ties
+
+
+def _sorted_positions(values: list[Any], descending: bool) -> list[int]:
+    """Positions of ``values`` in order (reversed when ``descending``), missing values last, ties as they came."""
+    missing = {i for i, value in enumerate(values) if _plain(value) in (None, "")}
+    present = [i for i in range(len(values)) if i not in missing]
+    present.sort(key=lambda i: _order_key(values[i]), reverse=descending)
+    return present + sorted(missing)
+
+
+def _order_key(value: Any) -> tuple[int, float, str]:
+    plain = _plain(value)
+    return (0, float(plain), "") if _numeric(plain) or isinstance(plain, bool) else (1, 0.0, str(plain))
+
+
+def _rows_note(shown: int, of: int, order: dict[str, Any] | None) -> str | None:
+    if shown == of:
+        return None
+    if order is None:
+        return f"the latest {shown} of {of} rows"
+    return f"the first {shown} of {of} rows by {order['column']}"
 
 
 def _marks(result: Any) -> dict[int, str]:

@@ -60,11 +60,15 @@ def progress_html(progress: dict[str, Any]) -> str:
 
 
 def rows_html(rows: dict[str, Any]) -> str:
-    """The rows as a table, the status coloured, numbers right-aligned."""
+    """The rows as a table, the status coloured, numbers right-aligned, the sorted column's header with its arrow,
+    under a line saying when not every row is shown."""
     if not rows["cells"]:
         return f"<div style='{_BOX};{_MUTED}'>no rows yet</div>"
     align = ["right" if numeric else "left" for numeric in rows["numeric"]]
-    head = "".join(f"<th style='{_CELL};text-align:{side}'>{html.escape(c)}</th>" for c, side in zip(rows["columns"], align, strict=True))
+    head = "".join(
+        f"<th style='{_CELL};text-align:{side}'>{html.escape(header)}</th>"
+        for header, side in zip(rows["headers"], align, strict=True)
+    )
     body = []
     for texts, colours in zip(rows["cells"], rows["colours"], strict=True):
         cells = []
@@ -72,7 +76,8 @@ def rows_html(rows: dict[str, Any]) -> str:
             style = f"{_CELL};text-align:{side}" + (f";color:{html.escape(colour)}" if colour else "")
             cells.append(f"<td style='{style}'>{html.escape(text)}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
-    return (
+    note = f"<div style='{_BOX};{_MUTED}'>{html.escape(rows['note'])}</div>" if rows["note"] else ""
+    return note + (
         f"<div style='max-height:360px;overflow:auto'><table data-tilelab='tuning-rows' style='{_BOX};"
         f"border-collapse:collapse'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
     )
