@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ui.explorer_page import dark_theme
+from ui.explorer_page import at_1280_with_sidebars, dark_theme
 
 pytestmark = pytest.mark.ui
 
@@ -53,7 +53,7 @@ def test_the_timeline_reads_in_light_and_dark_themes(lab):
     labels = chart.evaluate(LABEL_OFFSETS)  # "block_M=64, block_N=64, num_stages=3", cut to fit in the label column
     assert len(labels) == 6 and all(text.endswith("…") and left >= 0 for text, left, _ in labels), labels
     assert labels[0][2] == "block_M=64, block_N=64, num_stages=3"  # a cut label's tooltip has it whole
-    page.set_viewport_size({"width": 1280, "height": 800})  # a laptop's screen
+    at_1280_with_sidebars(page)  # a laptop's screen
     chart.scroll_into_view_if_needed()
     lab.screenshot("tuning-timeline-light.png")
 

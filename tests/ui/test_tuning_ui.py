@@ -110,7 +110,7 @@ def test_a_running_sweep_is_redrawn_as_the_registry_announces_its_rows(lab):
     assert "4/4 configs" in view.inner_text() and view.get_attribute("data-revision") != "0"
     assert view.query_selector("td[data-best='true']").inner_text() == "0.15"
     assert len(view.query_selector_all("table[data-tilelab='tuning-rows'] tbody tr")) == 4
-    page.set_viewport_size({"width": 1280, "height": 800})
+    at_1280_with_sidebars(page)
     view.scroll_into_view_if_needed()
     lab.screenshot("tuning-running-done.png")
 
