@@ -55,8 +55,10 @@ export function renderFacts(facts: HTMLElement, description: HTMLElement, entry:
     document.createTextNode(` · ${entry.kind} ${shape} ${entry.dtype} · ${entry.summary}`)
   );
   if (entry.threads !== null && entry.threads[0] !== 0) {
+    // The separator stays outside the span: an inline-block drops its own leading space.
     facts.append(
-      h('span', 'tl-lay-range', ` · thread_range [${entry.threads[0]}, ${entry.threads[1]}): ids are threadIdx.x`)
+      ' · ',
+      h('span', 'tl-lay-range', `thread_range [${entry.threads[0]}, ${entry.threads[1]}): ids are threadIdx.x`)
     );
   }
   description.replaceChildren(

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from cells import gemm_cell
 
-from ui.explorer_page import dark_theme, screenshot, show_tab
+from ui.explorer_page import at_1280_with_sidebars, dark_theme, screenshot, show_tab
 
 pytestmark = pytest.mark.ui
 
@@ -91,7 +91,7 @@ def test_the_sm90_grid_labels_absolute_threads_switches_tiles_and_reads_in_dark(
     page = lab.page
     assert grid.get_attribute("data-shown") == "C_local/0/0"
     facts = grid.query_selector(".tl-lay-facts").inner_text()
-    assert "threadIdx.x 128–255" in facts and "thread_range [128, 256)" in facts
+    assert "threadIdx.x 128–255" in facts and "1 replica · thread_range [128, 256)" in facts  # spaced as it reads
     assert "warp 4 · T128–159" in grid.query_selector(".tl-lay-legend").inner_text()
     explorer_at_1280(lab, "layouts-explorer-1280-light.png")  # the whole tile, fitted
 
@@ -126,9 +126,9 @@ def test_the_sm90_grid_labels_absolute_threads_switches_tiles_and_reads_in_dark(
 
 
 def explorer_at_1280(lab, name: str) -> None:
-    """A 1280×800 window showing the Explorer from its tab bar down, saved as ``name``."""
+    """A 1280×800 window with both sidebars open, showing the Explorer from its tab bar down, saved as ``name``."""
     page = lab.page
-    page.set_viewport_size({"width": 1280, "height": 800})
+    at_1280_with_sidebars(page)
     page.mouse.move(1, 1)  # no hover tip over the grid
     page.locator(f"{EXPLORER} .tl-tabbar").evaluate("node => node.scrollIntoView({block: 'start'})")
     grid = page.wait_for_selector(f"{EXPLORER} {GRID}[data-shown]")
