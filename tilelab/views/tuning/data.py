@@ -131,10 +131,11 @@ def rows_data(result: Any, limit: int = ROW_LIMIT, sort: dict[str, Any] | None =
 
     Without ``sort``, the latest ``limit`` rows in the space's order; with ``{"column": name, "descending": bool}``,
     every row ordered by that column (numbers by value, text after them, missing values last, ties in the space's
-    order; ★ before ≈ in ``best``) and the first ``limit`` of them, so the fastest configs of a large sweep are a click away. ``sort`` says which
-    order the table is in (None: the space's) and ``of`` how many rows there are (``note`` says when not all
-    are shown). A column no row has a value in is left out, and ``error`` comes last; a column's floats share one
-    number of decimals (:func:`decimals`), missing values are empty; only a status has a colour (None: the text's).
+    order; ★ before ≈ in ``best``) and the first ``limit`` of them, so the fastest configs of a large sweep are a
+    click away. ``sort`` says which order the table is in (None: the space's) and ``of`` how many rows there are
+    (``note`` says when not all are shown). A column no row has a value in is left out, and ``error`` comes last;
+    a column's floats share one number of decimals (:func:`decimals`), missing values are empty; only a status has
+    a colour (None: the text's).
     """
     frame = result.to_pandas()
     if frame.empty:
