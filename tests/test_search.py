@@ -180,9 +180,12 @@ def test_auto_runs_the_grid_on_small_spaces_and_a_search_on_large_ones():
 def test_a_cpu_search_measures_its_budget_and_every_trial_is_a_row(tmp_path):
     from search_kernels import axpy_repeat
 
+    # No pruning: this tiny kernel's CPU timings vary 8x on a busy machine, and a search that stopped four of its six
+    # configs early leaves its importance chart fewer than the three timed configs it needs (it says so; a clean-clone
+    # run saw it). test_a_benchmark_over_twice_the_best_so_far_stops_early_and_says_why tests pruning.
     result = tilelab.tune(
         axpy_repeat, block=tilelab.choices([32, 64, 128, 256]), chunk=tilelab.choices([1, 4]), repeat=tilelab.choices([1, 2, 4]),
-        search="optuna", budget=6, seed=0, db=tmp_path / "history.db", live=False,
+        search="optuna", budget=6, seed=0, prune=False, db=tmp_path / "history.db", live=False,
     )  # fmt: skip
     rows = sorted(result.rows.values(), key=lambda row: row.trial)
 
