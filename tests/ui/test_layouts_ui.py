@@ -93,7 +93,7 @@ def test_the_sm90_grid_labels_absolute_threads_switches_tiles_and_reads_in_dark(
     facts = grid.query_selector(".tl-lay-facts").inner_text()
     assert "threadIdx.x 128–255" in facts and "1 replica · thread_range [128, 256)" in facts  # spaced as it reads
     assert "warp 4 · T128–159" in grid.query_selector(".tl-lay-legend").inner_text()
-    explorer_at_1280(lab, "layouts-explorer-1280-light.png")  # the whole tile, fitted
+    explorer_at_1280(lab, "layouts-explorer-1280-light.png")  # fitted to the wider window it opened in: part of the tile
 
     zoom_to_labels(page, grid, "T128/L0")
     tip = hover_text(grid)
