@@ -63,12 +63,12 @@ class TuningView(BundleView):
         finished and then kept (a search's importance is measured then, by fANOVA where scikit-learn is installed,
         which is too slow to run again for each of the widget's and the snapshot's asks); ``sort``: the rows' order
         the user clicked (:func:`~tilelab.views.tuning.data.rows_data`)."""
-        data = self._final
-        if data is None:
-            data = tuning_data(self.result, *self.axes)
-            if finished(self.result):
-                self._final = data
-        return data if sort is None else {**data, "rows": rows_data(self.result, sort=sort)}
+        if self._final is not None:
+            return self._final if sort is None else {**self._final, "rows": rows_data(self.result, sort=sort)}
+        data = tuning_data(self.result, *self.axes, sort=sort)
+        if finished(self.result):
+            self._final = data if sort is None else {**data, "rows": rows_data(self.result)}
+        return data
 
     # -- pieces of the snapshot, each from its part of the data ----------------------
     def progress_html(self) -> str:

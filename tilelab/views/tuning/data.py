@@ -46,14 +46,17 @@ __all__ = [
 ROW_LIMIT = 200
 
 
-def tuning_data(result: Any, index: str | None = None, columns: str | None = None) -> dict[str, Any]:
-    """Everything the tuning view shows of ``result``; ``index``/``columns``: the heat map's axes."""
+def tuning_data(
+    result: Any, index: str | None = None, columns: str | None = None, sort: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Everything the tuning view shows of ``result``; ``index``/``columns``: the heat map's axes; ``sort``: the
+    rows' order (:func:`rows_data`)."""
     return {
         "progress": progress_data(result),
         "pivot": pivot_data(result, index, columns),
         "search": search_data(result, final=finished(result)),
         "timeline": timeline_data(result),
-        "rows": rows_data(result),
+        "rows": rows_data(result, sort=sort),
         "text": repr(result),
     }
 
