@@ -5,11 +5,13 @@
  * `tuning` request is `tilelab.views.tuning.data.tuning_data`, the dict the snapshot draws:
  * Python decides every label, number and colour; text goes in through `textContent` only. The
  * kernel bumps the synced `revision` as the sweep goes on, and the view asks again. A click on a column's
- * name asks for the rows in that column's order (`{sort: {column, descending}}`; the kernel sorts every row).
+ * name asks for the rows in that column's order (`{sort: {column, descending}}`; the kernel sorts every row), and
+ * typing in the filter above the rows asks for those it keeps (`{filter}`, read by
+ * `tilelab/views/tuning/row_filter.py`). The filter bar is made once, so a redraw never takes its focus.
  */
 
 import { Channel } from './channel';
-import { h, message } from './dom';
+import { h, keepKeys, message } from './dom';
 import { IModel, watch } from './model';
 import { ISearchData, searchBlock } from './tuning_search';
 import { ITimelineData, timelineBlock } from './tuning_timeline';
@@ -66,8 +68,12 @@ interface IRows {
   colours: (string | null)[][];
   /** The order the rows are in (null: the space's). */
   sort: ISort | null;
+  /** How many rows the sweep has. */
+  of: number;
   /** Says when not every row is shown, else null. */
   note: string | null;
+  /** Why the typed filter could not be read (every row then counts), else null. */
+  filter_error: string | null;
 }
 
 export interface ITuningData {
@@ -151,8 +157,9 @@ function header(r: IRows, k: number, side: string, onSort: (sort: ISort) => void
 }
 
 function rows(r: IRows, onSort: (sort: ISort) => void): HTMLElement[] {
+  const note = r.note === null ? [] : [h('div', 'tl-tuning-muted', r.note)];
   if (!r.cells.length) {
-    return [h('div', 'tl-tuning-muted', 'no rows yet')];
+    return [...note, h('div', 'tl-tuning-muted', r.of ? 'no row matches the filter' : 'no rows yet')];
   }
   const side = (k: number): string => (r.numeric[k] ? 'tl-num' : '');
   const table = h('table', 'tl-tuning-table');
@@ -173,23 +180,52 @@ function rows(r: IRows, onSort: (sort: ISort) => void): HTMLElement[] {
   });
   const scroll = h('div', 'tl-tuning-scroll');
   scroll.appendChild(table);
-  return r.note === null ? [scroll] : [h('div', 'tl-tuning-muted', r.note), scroll];
+  return [...note, scroll];
 }
 
-/** Draw `data` into `root`, keeping where the rows were scrolled to (to the top when `resorted`). */
-function draw(root: HTMLElement, data: ITuningData, onSort: (sort: ISort) => void, resorted: boolean): void {
-  const before = root.querySelector('.tl-tuning-scroll');
-  const [top, left] = before && !resorted ? [before.scrollTop, before.scrollLeft] : [0, 0];
+/** The filter above the rows, made once: typing in it calls `onFilter`; `show` says why a filter could not be read. */
+class FilterBar {
+  readonly node = h('div', 'tl-toolbar tl-tuning-filter');
+
+  constructor(onFilter: (text: string) => void) {
+    const input = h('input', 'tl-tuning-filter-input');
+    input.type = 'search';
+    input.placeholder = 'filter: status!=ok  block_M=128  latency_ms<0.3  ptxas';
+    input.title =
+      'Show the rows that meet every term: column=value, column!=value, column<number (or <=, >, >=), ' +
+      'or a word that some value holds; quotes keep spaces ("shared memory")';
+    input.setAttribute('aria-label', 'filter the rows');
+    keepKeys(input);
+    input.addEventListener('input', () => onFilter(input.value));
+    this._problem.dataset.tilelab = 'tuning-filter-error';
+    this.node.append(input, this._problem);
+  }
+
+  show(r: IRows): void {
+    this.node.hidden = r.of === 0;
+    this._problem.textContent = r.filter_error ?? '';
+  }
+
+  private _problem = h('span', 'tl-error');
+}
+
+/** The view's parts: what the data redraws, and the filter bar between them that it keeps. */
+interface IParts {
+  top: HTMLElement;
+  filter: FilterBar;
+  rows: HTMLElement;
+}
+
+/** Draw `data` into `parts`, keeping where the rows were scrolled to (to the top when `reordered`). */
+function draw(parts: IParts, data: ITuningData, onSort: (sort: ISort) => void, reordered: boolean): void {
+  const before = parts.rows.querySelector('.tl-tuning-scroll');
+  const [top, left] = before && !reordered ? [before.scrollTop, before.scrollLeft] : [0, 0];
   const search = data.search ? [searchBlock(data.search)] : [];
   const timeline = data.timeline ? [timelineBlock(data.timeline)] : [];
-  root.replaceChildren(
-    ...progress(data.progress),
-    ...pivot(data.pivot),
-    ...search,
-    ...timeline,
-    ...rows(data.rows, onSort)
-  );
-  const after = root.querySelector('.tl-tuning-scroll');
+  parts.top.replaceChildren(...progress(data.progress), ...pivot(data.pivot), ...search, ...timeline);
+  parts.filter.show(data.rows);
+  parts.rows.replaceChildren(...rows(data.rows, onSort));
+  const after = parts.rows.querySelector('.tl-tuning-scroll');
   if (after) {
     after.scrollTop = top;
     after.scrollLeft = left;
@@ -206,13 +242,25 @@ export function renderTuning(model: IModel, el: HTMLElement): () => void {
   let again = false;
   let disposed = false;
   let sort: ISort | null = null;
-  let resorted = false;
+  let filter = '';
+  let reordered = false;
   const onSort = (next: ISort): void => {
     sort = next;
-    resorted = true;
+    reordered = true;
     void ask();
   };
-  // One request at a time: revisions (or a sort) that arrive meanwhile make one more request when it is answered.
+  const parts: IParts = {
+    top: h('div'),
+    filter: new FilterBar(text => {
+      filter = text;
+      reordered = true;
+      void ask();
+    }),
+    rows: h('div')
+  };
+  root.append(parts.top, parts.filter.node, parts.rows);
+  // One request at a time: revisions (or a sort, or a filter) that arrive meanwhile make one more request when it
+  // is answered, with the latest of each.
   const ask = async (): Promise<void> => {
     if (asking) {
       again = true;
@@ -223,15 +271,20 @@ export function renderTuning(model: IModel, el: HTMLElement): () => void {
       do {
         again = false;
         const revision = String(model.get('revision'));
-        const data = await channel.request<ITuningData>('tuning', sort ? { sort } : {});
+        const data = await channel.request<ITuningData>('tuning', {
+          ...(sort ? { sort } : {}),
+          ...(filter.trim() ? { filter } : {})
+        });
         if (disposed) {
           return;
         }
-        draw(root, data, onSort, resorted);
-        resorted = false;
+        draw(parts, data, onSort, reordered);
+        reordered = false;
         root.dataset.revision = revision;
         status.remove();
-        el.appendChild(root);
+        if (root.parentElement !== el) {
+          el.appendChild(root); // once: moving it again would take the filter's focus
+        }
       } while (again);
     } catch (error) {
       if (!disposed) {

@@ -97,6 +97,28 @@ def test_the_tuning_view_reads_in_light_and_dark_themes(lab):
     assert sorted_down[:2] == ["0.304", "0.291"] and sorted_down[-1] == ""  # the failed config last, either way
     lab.screenshot("tuning-sorted.png")
 
+    # Typing a filter: the kernel keeps the rows it matches, in the order clicked; JupyterLab's command-mode keys
+    # (an "a" adds a cell) stay out of it, and the redraws leave the focus where the user types.
+    rows = "table[data-tilelab='tuning-rows']"
+    filter_box = view.query_selector("input[aria-label='filter the rows']")
+    filter_box.click()
+    page.keyboard.type("status!=ok")  # key by key, as a user types
+    view.wait_for_selector("div:text-is('1 of 9 rows matches')")
+    assert view.query_selector(rows).evaluate(latencies) == [""]
+    assert view.query_selector(f"{rows} tbody td:text-is('compile_error')")
+    assert page.evaluate("() => document.activeElement.getAttribute('aria-label')") == "filter the rows"
+    assert page.locator(".jp-Notebook .jp-Cell").count() == 1
+    filter_box.fill("block_M=64 latency_ms<0.25")
+    view.wait_for_selector("div:text-is('2 of 9 rows match')")
+    assert view.query_selector(rows).evaluate(latencies) == ["0.213", "0.200"]  # still slowest first
+    lab.screenshot("tuning-filtered.png")
+    filter_box.fill("blok_M=64")
+    problem = view.wait_for_selector("[data-tilelab='tuning-filter-error']:has-text(\"no column 'blok_M'\")")
+    assert "(the columns: best, block_M, block_N, status" in problem.inner_text()
+    assert len(view.query_selector(rows).evaluate(latencies)) == 9  # a filter it cannot read keeps every row
+    with dark_theme(page):
+        lab.screenshot("tuning-filter-error-dark.png")
+
 
 def test_a_running_sweep_is_redrawn_as_the_registry_announces_its_rows(lab):
     lab.run_notebook("running.ipynb", [RUNNING_CELL])

@@ -5,7 +5,7 @@ into one JSON-ready dict; :mod:`~tilelab.views.tuning.snapshot` renders that
 dict to script-free HTML, and ``src/widgets/tuning.ts`` draws the same dict
 in the live widget, a
 :class:`~tilelab.views.widgets.TuningWidget` that asks for it on request (with the rows'
-order when the user clicks a column's name).
+order when the user clicks a column's name, and the filter they type above the rows).
 
 The view follows the run through the registry's tuning events (the sweep
 announces every row there) and bumps the widget's ``revision`` (at most every
@@ -58,16 +58,17 @@ class TuningView(BundleView):
         self._unsubscribe: Any = None
         self._final: dict[str, Any] | None = None
 
-    def data(self, sort: dict[str, Any] | None = None) -> dict[str, Any]:
+    def data(self, sort: dict[str, Any] | None = None, where: str | None = None) -> dict[str, Any]:
         """The tab's data (:func:`~tilelab.views.tuning.data.tuning_data`), made once more after the sweep has
         finished and then kept (a search's importance is measured then, by fANOVA where scikit-learn is installed,
-        which is too slow to run again for each of the widget's and the snapshot's asks); ``sort``: the rows' order
-        the user clicked (:func:`~tilelab.views.tuning.data.rows_data`)."""
+        which is too slow to run again for each of the widget's and the snapshot's asks); ``sort`` and ``where``:
+        the rows' order the user clicked and the filter they typed (:func:`~tilelab.views.tuning.data.rows_data`)."""
+        asked = sort is not None or where is not None
         if self._final is not None:
-            return self._final if sort is None else {**self._final, "rows": rows_data(self.result, sort=sort)}
-        data = tuning_data(self.result, *self.axes, sort=sort)
+            return {**self._final, "rows": rows_data(self.result, sort=sort, where=where)} if asked else self._final
+        data = tuning_data(self.result, *self.axes, sort=sort, where=where)
         if finished(self.result):
-            self._final = data if sort is None else {**data, "rows": rows_data(self.result)}
+            self._final = {**data, "rows": rows_data(self.result)} if asked else data
         return data
 
     # -- pieces of the snapshot, each from its part of the data ----------------------
@@ -91,7 +92,7 @@ class TuningView(BundleView):
         return bundle_problem()
 
     def _build_widget(self):
-        widget = TuningWidget({"tuning": lambda content: self.data(content.get("sort"))}, kind="tuning")
+        widget = TuningWidget({"tuning": lambda content: self.data(content.get("sort"), content.get("filter"))}, kind="tuning")
         if not finished(self.result) and self._unsubscribe is None:
             self._unsubscribe = default_registry().subscribe(self._on_event)
         return widget

@@ -12,8 +12,8 @@ here, once; both renderers only draw them. Its parts:
 - ``search``: best-so-far curves and parameter importance, and their charts laid out (None for a grid):
   :mod:`~tilelab.views.tuning.data_search`;
 - ``timeline``: the phases of the first :data:`TIMELINE_ROWS` configs as a Gantt chart (None before any was recorded);
-- ``rows``: the latest rows as text, or the first by a column the user sorts on, only the columns some row has a
-  value in, statuses coloured;
+- ``rows``: the latest rows as text, or the first by a column the user sorts on, of those the user's filter keeps
+  (:mod:`~tilelab.views.tuning.row_filter`), only the columns some row has a value in, statuses coloured;
 - ``text``: the short ``text/plain``.
 """
 
@@ -28,6 +28,7 @@ from tilelab.targets import why_lowered
 from tilelab.views.tuning.colours import BAR_COLOURS, BEST_MARK, STATUS_COLOURS, heat_colour
 from tilelab.views.tuning.data_search import analysis_data, best_so_far_curve, search_data
 from tilelab.views.tuning.data_timeline import TIMELINE_ROWS, timeline_data
+from tilelab.views.tuning.row_filter import FilterError, parse_filter
 
 __all__ = [
     "ROW_LIMIT",
@@ -47,16 +48,20 @@ ROW_LIMIT = 200
 
 
 def tuning_data(
-    result: Any, index: str | None = None, columns: str | None = None, sort: dict[str, Any] | None = None
+    result: Any,
+    index: str | None = None,
+    columns: str | None = None,
+    sort: dict[str, Any] | None = None,
+    where: str | None = None,
 ) -> dict[str, Any]:
-    """Everything the tuning view shows of ``result``; ``index``/``columns``: the heat map's axes; ``sort``: the
-    rows' order (:func:`rows_data`)."""
+    """Everything the tuning view shows of ``result``; ``index``/``columns``: the heat map's axes; ``sort`` and
+    ``where``: the rows' order and filter (:func:`rows_data`)."""
     return {
         "progress": progress_data(result),
         "pivot": pivot_data(result, index, columns),
         "search": search_data(result, final=finished(result)),
         "timeline": timeline_data(result),
-        "rows": rows_data(result, sort=sort),
+        "rows": rows_data(result, sort=sort, where=where),
         "text": repr(result),
     }
 
@@ -128,21 +133,28 @@ def _gpu(state: dict) -> str:
 
 
 # -- the rows ------------------------------------------------------------------------------------------------
-def rows_data(result: Any, limit: int = ROW_LIMIT, sort: dict[str, Any] | None = None) -> dict[str, Any]:
+def rows_data(
+    result: Any, limit: int = ROW_LIMIT, sort: dict[str, Any] | None = None, where: str | None = None
+) -> dict[str, Any]:
     """The rows as a table: ``columns``, their ``headers`` (the sorted one with its arrow), ``numeric``
     (right-aligned), ``cells`` as text and their ``colours``.
 
     Without ``sort``, the latest ``limit`` rows in the space's order; with ``{"column": name, "descending": bool}``,
     every row ordered by that column (numbers by value, text after them, missing values last, ties in the space's
     order; ★ before ≈ in ``best``) and the first ``limit`` of them, so the fastest configs of a large sweep are a
-    click away. ``sort`` says which order the table is in (None: the space's) and ``of`` how many rows there are
-    (``note`` says when not all are shown). A column no row has a value in is left out, and ``error`` comes last;
-    a column's floats share one number of decimals (:func:`decimals`), missing values are empty; only a status has
-    a colour (None: the text's).
+    click away. ``where``: the filter the user typed (:mod:`~tilelab.views.tuning.row_filter`), which rows count at
+    all; ``filter`` is it as applied (None: none), ``filter_error`` why it could not be (every row then counts) and
+    ``matched`` how many rows it kept. ``sort`` says which order the table is in (None: the space's) and ``of`` how
+    many rows there are (``note`` says when not all are shown). A column no row has a value in is left out, and
+    ``error`` comes last; a column's floats share one number of decimals (:func:`decimals`), missing values are
+    empty; only a status has a colour (None: the text's).
     """
     frame = result.to_pandas()
     if frame.empty:
-        return {"columns": [], "headers": [], "numeric": [], "cells": [], "colours": [], "sort": None, "of": 0, "note": None}
+        return {
+            "columns": [], "headers": [], "numeric": [], "cells": [], "colours": [], "sort": None, "of": 0,
+            "matched": 0, "note": None, "filter": None, "filter_error": None,
+        }  # fmt: skip
     # The key's hashes and TileLang's entry are for to_pandas() and why(); the table shows who served each compile.
     shown = frame.drop(columns=["device", *PROVENANCE_COLUMNS[1:]]).astype(object)
     shown = shown.where(shown.notna(), None)  # pandas' NA and NaN become None: one "missing" for every column
@@ -151,13 +163,14 @@ def rows_data(result: Any, limit: int = ROW_LIMIT, sort: dict[str, Any] | None =
     columns = [c for c in shown.columns if c in result.swept or shown[c].map(_present).any()]
     # An error is a long line: last, so that it never pushes the timings out of a narrow notebook.
     columns = [c for c in columns if c != "error"] + [c for c in columns if c == "error"]
+    kept, applied, problem = _filtered(shown, columns, where)
     order = _sort_of(sort, columns)
     if order is None:
-        shown = shown.tail(limit)
+        shown = kept.tail(limit)
     else:
         column = next(c for c in columns if str(c) == order["column"])
-        keys = shown[column].map(_MARK_ORDER.get) if column == "best" else shown[column]
-        shown = shown.iloc[_sorted_positions(list(keys), order["descending"])[:limit]]
+        keys = kept[column].map(_MARK_ORDER.get) if column == "best" else kept[column]
+        shown = kept.iloc[_sorted_positions(list(keys), order["descending"])[:limit]]
     lines = [[_plain(value) for value in values] for values in shown[columns].itertuples(index=False)]
     places = [decimals(line[position] for line in lines) for position in range(len(columns))]
     return {
@@ -168,8 +181,24 @@ def rows_data(result: Any, limit: int = ROW_LIMIT, sort: dict[str, Any] | None =
         "colours": [[STATUS_COLOURS.get(str(value)) if c == "status" else None for c, value in zip(columns, line, strict=True)] for line in lines],
         "sort": order,
         "of": len(frame),
-        "note": _rows_note(len(shown), len(frame), order),
+        "matched": len(kept),
+        "note": _rows_note(len(shown), len(kept), len(frame), order, applied is not None),
+        "filter": applied,
+        "filter_error": problem,
     }
+
+
+def _filtered(shown: Any, columns: list[Any], where: str | None) -> tuple[Any, str | None, str | None]:
+    """The rows of ``shown`` that ``where`` keeps, the filter as applied and why it could not be (then every row)."""
+    try:
+        keep = parse_filter(where, [str(c) for c in shown.columns], shown=[str(c) for c in columns])
+    except FilterError as error:
+        return shown, None, str(error)
+    if keep is None:
+        return shown, None, None
+    names = [str(c) for c in shown.columns]
+    rows = ({name: _plain(value) for name, value in zip(names, values, strict=True)} for values in shown.itertuples(index=False))
+    return shown[[keep.matches(row) for row in rows]], keep.text, None
 
 
 def _sort_of(sort: Any, columns: list[Any]) -> dict[str, Any] | None:
@@ -197,12 +226,17 @@ def _order_key(value: Any) -> tuple[int, float, str]:
     return (0, float(plain), "") if _numeric(plain) or isinstance(plain, bool) else (1, 0.0, str(plain))
 
 
-def _rows_note(shown: int, of: int, order: dict[str, Any] | None) -> str | None:
-    if shown == of:
-        return None
-    if order is None:
-        return f"the latest {shown} of {of} rows"
-    return f"the first {shown} of {of} rows by {order['column']}"
+def _rows_note(shown: int, matched: int, of: int, order: dict[str, Any] | None, filtered: bool) -> str | None:
+    """``the latest 200 of 726 rows``; filtered: ``12 of 726 rows match``, with ``the first 200 by latency_ms`` where
+    more than ``shown`` do."""
+    if not filtered:
+        if shown == of:
+            return None
+        return f"the latest {shown} of {of} rows" if order is None else f"the first {shown} of {of} rows by {order['column']}"
+    match = f"{matched} of {of} rows match" if matched != 1 else f"1 of {of} rows matches"
+    if shown == matched:
+        return match
+    return f"{match}; the latest {shown} shown" if order is None else f"{match}; the first {shown} by {order['column']} shown"
 
 
 def _marks(result: Any) -> dict[int, str]:

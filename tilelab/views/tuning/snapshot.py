@@ -61,9 +61,15 @@ def progress_html(progress: dict[str, Any]) -> str:
 
 def rows_html(rows: dict[str, Any]) -> str:
     """The rows as a table, the status coloured, numbers right-aligned, the sorted column's header with its arrow,
-    under a line saying when not every row is shown."""
+    under the filter they were asked with (and why it could not be read) and a line saying when not every row is
+    shown."""
+    above = [f"filter: {rows['filter']}"] if rows["filter"] else []
+    above += [rows["note"]] if rows["note"] else []
+    lines = "".join(f"<div style='{_BOX};{_MUTED}'>{html.escape(line)}</div>" for line in above)
+    if rows["filter_error"]:
+        lines += f"<div style='{_BOX};color:var(--jp-error-color1,#cf222e)'>{html.escape(rows['filter_error'])}</div>"
     if not rows["cells"]:
-        return f"<div style='{_BOX};{_MUTED}'>no rows yet</div>"
+        return lines + f"<div style='{_BOX};{_MUTED}'>{'no row matches the filter' if rows['of'] else 'no rows yet'}</div>"
     align = ["right" if numeric else "left" for numeric in rows["numeric"]]
     head = "".join(
         f"<th style='{_CELL};text-align:{side}'>{html.escape(header)}</th>"
@@ -76,8 +82,7 @@ def rows_html(rows: dict[str, Any]) -> str:
             style = f"{_CELL};text-align:{side}" + (f";color:{html.escape(colour)}" if colour else "")
             cells.append(f"<td style='{style}'>{html.escape(text)}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
-    note = f"<div style='{_BOX};{_MUTED}'>{html.escape(rows['note'])}</div>" if rows["note"] else ""
-    return note + (
+    return lines + (
         f"<div style='max-height:360px;overflow:auto'><table data-tilelab='tuning-rows' style='{_BOX};"
         f"border-collapse:collapse'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
     )
