@@ -171,6 +171,15 @@ function commaCell(items: HTMLElement[]): HTMLTableCellElement {
   return cell;
 }
 
+/** A line of code in a narrow column: it wraps, up to three lines (a row's stall reasons take as many), then "…";
+ * its tooltip is the whole line. */
+function codeCell(text: string): HTMLTableCellElement {
+  const cell = h('td', 'tl-samples-code');
+  cell.title = text;
+  cell.appendChild(h('div', 'tl-samples-clip', text));
+  return cell;
+}
+
 function sampledTable(rows: ISampledLine[], head: string[], warps: boolean, tilelab: string, className: string): HTMLElement {
   const table = h('table', `tl-profile-table tl-samples ${className}${warps ? ' tl-samples-split' : ''}`);
   table.dataset.tilelab = tilelab;
@@ -180,8 +189,7 @@ function sampledTable(rows: ISampledLine[], head: string[], warps: boolean, tile
   for (const row of rows) {
     const share = h('td', 'tl-samples-share');
     share.append(track(row.width, 'tl-samples-track'), row.share);
-    const code = h('td', 'tl-samples-code', row.code);
-    code.title = row.code;
+    const code = codeCell(row.code);
     const reasons = commaCell(
       row.reasons.map(([name, part, meaning]) => {
         const reason = h('span', 'tl-samples-reason', `${name} ${part}`);
@@ -191,9 +199,7 @@ function sampledTable(rows: ISampledLine[], head: string[], warps: boolean, tile
     );
     const cells = [share, h('td', '', row.line), code];
     if (row.cell !== undefined) {
-      const cell = h('td', 'tl-samples-code', row.cell);
-      cell.title = row.cell;
-      cells.push(cell);
+      cells.push(codeCell(row.cell));
     }
     cells.push(reasons);
     if (warps) {

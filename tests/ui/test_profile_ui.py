@@ -111,6 +111,11 @@ def test_the_profile_tab_says_where_the_warps_were_by_cell_line_and_by_cuda_line
     pipeline = by_cell.locator("tbody tr", has_text="T.Pipelined")
     assert pipeline.locator(".tl-samples-warp").all_inner_texts() == ["producer 53 %", "consumer 46 %", "all 1 %"]
     assert by_cuda.locator("tbody tr").first.locator(".tl-samples-warp").all_inner_texts() == ["consumer"]
+    # 1280 wide with both sidebars, the code column is narrow: a line wraps as its stall reasons do, and only a
+    # longer one than three lines hold is cut with "…"
+    clipped = "node => node.scrollHeight > node.clientHeight"
+    assert by_cell.locator("tbody tr", has_text="T.gemm").locator(".tl-samples-clip").evaluate(clipped) is False
+    assert by_cell.locator("tbody tr", has_text="T.Pipelined").locator(".tl-samples-clip").evaluate(clipped) is True
     explorer.locator("[data-tilelab='samples-summary']").evaluate("node => node.scrollIntoView({block: 'start'})")
     light_and_dark(page, "profile-h200-warp-samples")
 
