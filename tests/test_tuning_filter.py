@@ -14,7 +14,7 @@ from tilelab.views.tuning.snapshot import rows_html
 
 
 def test_status_not_ok_keeps_every_failure_and_says_how_many_of_the_rows_match():
-    rows = rows_data(_sweep(), where="status!=ok")
+    rows = rows_data(_sweep(), row_filter="status!=ok")
 
     assert set(_column(rows, "status")) == {"compile_error"} and len(rows["cells"]) == 25
     assert (rows["matched"], rows["of"], rows["filter"], rows["filter_error"]) == (25, 250, "status!=ok", None)
@@ -22,48 +22,48 @@ def test_status_not_ok_keeps_every_failure_and_says_how_many_of_the_rows_match()
 
 
 def test_numbers_compare_by_value_and_terms_must_all_hold():
-    assert _column(rows_data(_sweep(), where="block=128"), "block") == ["128"]
-    assert _column(rows_data(_sweep(), where="block=128.0"), "block") == ["128"]
+    assert _column(rows_data(_sweep(), row_filter="block=128"), "block") == ["128"]
+    assert _column(rows_data(_sweep(), row_filter="block=128.0"), "block") == ["128"]
 
-    fast = rows_data(_sweep(), where="latency_ms<1.005")
+    fast = rows_data(_sweep(), row_filter="latency_ms<1.005")
     assert _column(fast, "latency_ms") == ["1.000", "1.001", "1.002", "1.004", "0.100"]  # failures have no number
 
-    both = rows_data(_sweep(), where="status=OK block<=64")  # text in any case
+    both = rows_data(_sweep(), row_filter="status=OK block<=64")  # text in any case
     assert _column(both, "block") == ["16", "32", "48"] and both["note"] == "3 of 250 rows match"
 
 
 def test_a_word_alone_is_looked_for_in_every_value_and_quotes_keep_spaces():
-    assert len(rows_data(_sweep(), where="PTXAS")["cells"]) == 25
-    assert len(rows_data(_sweep(), where='"too much shared"')["cells"]) == 25
-    assert len(rows_data(_sweep(), where='error="ptxas: too much"')["cells"]) == 0  # = is the whole value
-    assert rows_data(_sweep(), where="error=")["matched"] == 225  # an empty value: a missing one
-    assert rows_data(_sweep(), where="error!=")["matched"] == 25
+    assert len(rows_data(_sweep(), row_filter="PTXAS")["cells"]) == 25
+    assert len(rows_data(_sweep(), row_filter='"too much shared"')["cells"]) == 25
+    assert len(rows_data(_sweep(), row_filter='error="ptxas: too much"')["cells"]) == 0  # = is the whole value
+    assert rows_data(_sweep(), row_filter="error=")["matched"] == 225  # an empty value: a missing one
+    assert rows_data(_sweep(), row_filter="error!=")["matched"] == 25
 
 
 def test_a_filter_comes_before_the_sort_and_the_limit():
-    rows = rows_data(_sweep(), where="status=ok", sort={"column": "latency_ms", "descending": True})
+    rows = rows_data(_sweep(), row_filter="status=ok", sort={"column": "latency_ms", "descending": True})
 
     assert rows["matched"] == 225 and len(rows["cells"]) == 200 and _column(rows, "latency_ms")[0] == "1.249"
     assert rows["note"] == "225 of 250 rows match; the first 200 by latency_ms shown"
-    assert rows_data(_sweep(), where="status=ok")["note"] == "225 of 250 rows match; the latest 200 shown"
-    assert rows_data(_sweep(), where="block=128")["note"] == "1 of 250 rows matches"
+    assert rows_data(_sweep(), row_filter="status=ok")["note"] == "225 of 250 rows match; the latest 200 shown"
+    assert rows_data(_sweep(), row_filter="block=128")["note"] == "1 of 250 rows matches"
 
 
 def test_a_filter_that_cannot_be_read_says_why_and_every_row_still_counts():
-    unknown = rows_data(_sweep(30), where="status!=ok blok=128")
+    unknown = rows_data(_sweep(30), row_filter="status!=ok blok=128")
     assert unknown["filter_error"].startswith("blok=128: there is no column 'blok' (the columns: block, status, latency_ms, error)")
     assert (unknown["filter"], unknown["matched"], len(unknown["cells"])) == (None, 30, 30)
 
-    assert rows_data(_sweep(30), where="latency_ms<fast")["filter_error"] == (
+    assert rows_data(_sweep(30), row_filter="latency_ms<fast")["filter_error"] == (
         "latency_ms<fast: < compares numbers, and 'fast' is not one"
     )
-    assert rows_data(_sweep(30), where='"shared')["filter_error"] == "No closing quotation in the filter"
-    assert rows_data(_sweep(30), where="BLOCK=32")["filter_error"] is None  # a column's name in any case
-    assert rows_data(_sweep(30), where="   ")["filter"] is None
+    assert rows_data(_sweep(30), row_filter='"shared')["filter_error"] == "No closing quotation in the filter"
+    assert rows_data(_sweep(30), row_filter="BLOCK=32")["filter_error"] is None  # a column's name in any case
+    assert rows_data(_sweep(30), row_filter="   ")["filter"] is None
 
 
 def test_when_no_row_matches_the_view_says_so_instead_of_no_rows_yet():
-    rows = rows_data(_sweep(30), where="block>100000")
+    rows = rows_data(_sweep(30), row_filter="block>100000")
 
     assert (rows["cells"], rows["note"]) == ([], "0 of 30 rows match")
     text = parse(rows_html(rows)).all_text()
@@ -77,17 +77,17 @@ def test_the_widget_answers_a_filtered_request_and_the_finished_view_keeps_its_u
 
     reply = as_sent(view.widget.answer({"id": 4, "type": "tuning", "sort": sort, "filter": "block<200"}))
 
-    assert reply["rows"] == as_sent(rows_data(view.result, sort=sort, where="block<200"))
+    assert reply["rows"] == as_sent(rows_data(view.result, sort=sort, row_filter="block<200"))
     assert _column(reply["rows"], "block")[:2] == ["128", "16"] and reply["rows"]["note"] == "12 of 250 rows match"
     assert as_sent(view.data()) == unfiltered
 
 
 def test_hostile_filters_and_the_error_text_they_find_stay_text():
-    found = rows_data(_sweep(30), where="onerror")
+    found = rows_data(_sweep(30), row_filter="onerror")
     assert found["matched"] == 3 and all(error.endswith(EVIL) for error in _column(found, "error"))
     assert EVIL not in rows_html(found)
 
-    for where in (EVIL, "block<<script>alert(1)</script>", 'nope"<script>"=1'):
-        markup = rows_html(rows_data(_sweep(30), where=where))
+    for typed in (EVIL, "block<<script>alert(1)</script>", 'nope"<script>"=1'):
+        markup = rows_html(rows_data(_sweep(30), row_filter=typed))
         assert "<script>" not in markup and "<img" not in markup
         assert "&lt;" in markup  # said back, escaped: as the filter or in why it could not be read

@@ -58,15 +58,15 @@ class TuningView(BundleView):
         self._unsubscribe: Any = None
         self._final: dict[str, Any] | None = None
 
-    def data(self, sort: dict[str, Any] | None = None, where: str | None = None) -> dict[str, Any]:
+    def data(self, sort: dict[str, Any] | None = None, row_filter: str | None = None) -> dict[str, Any]:
         """The tab's data (:func:`~tilelab.views.tuning.data.tuning_data`), made once more after the sweep has
         finished and then kept (a search's importance is measured then, by fANOVA where scikit-learn is installed,
-        which is too slow to run again for each of the widget's and the snapshot's asks); ``sort`` and ``where``:
+        which is too slow to run again for each of the widget's and the snapshot's asks); ``sort`` and ``row_filter``:
         the rows' order the user clicked and the filter they typed (:func:`~tilelab.views.tuning.data.rows_data`)."""
-        asked = sort is not None or where is not None
+        asked = sort is not None or row_filter is not None
         if self._final is not None:
-            return {**self._final, "rows": rows_data(self.result, sort=sort, where=where)} if asked else self._final
-        data = tuning_data(self.result, *self.axes, sort=sort, where=where)
+            return {**self._final, "rows": rows_data(self.result, sort=sort, row_filter=row_filter)} if asked else self._final
+        data = tuning_data(self.result, *self.axes, sort=sort, row_filter=row_filter)
         if finished(self.result):
             self._final = {**data, "rows": rows_data(self.result)} if asked else data
         return data

@@ -52,16 +52,16 @@ def tuning_data(
     index: str | None = None,
     columns: str | None = None,
     sort: dict[str, Any] | None = None,
-    where: str | None = None,
+    row_filter: str | None = None,
 ) -> dict[str, Any]:
     """Everything the tuning view shows of ``result``; ``index``/``columns``: the heat map's axes; ``sort`` and
-    ``where``: the rows' order and filter (:func:`rows_data`)."""
+    ``row_filter``: the rows' order and filter (:func:`rows_data`)."""
     return {
         "progress": progress_data(result),
         "pivot": pivot_data(result, index, columns),
         "search": search_data(result, final=finished(result)),
         "timeline": timeline_data(result),
-        "rows": rows_data(result, sort=sort, where=where),
+        "rows": rows_data(result, sort=sort, row_filter=row_filter),
         "text": repr(result),
     }
 
@@ -134,7 +134,7 @@ def _gpu(state: dict) -> str:
 
 # -- the rows ------------------------------------------------------------------------------------------------
 def rows_data(
-    result: Any, limit: int = ROW_LIMIT, sort: dict[str, Any] | None = None, where: str | None = None
+    result: Any, limit: int = ROW_LIMIT, sort: dict[str, Any] | None = None, row_filter: str | None = None
 ) -> dict[str, Any]:
     """The rows as a table: ``columns``, their ``headers`` (the sorted one with its arrow), ``numeric``
     (right-aligned), ``cells`` as text and their ``colours``.
@@ -142,7 +142,7 @@ def rows_data(
     Without ``sort``, the latest ``limit`` rows in the space's order; with ``{"column": name, "descending": bool}``,
     every row ordered by that column (numbers by value, text after them, missing values last, ties in the space's
     order; ★ before ≈ in ``best``) and the first ``limit`` of them, so the fastest configs of a large sweep are a
-    click away. ``where``: the filter the user typed (:mod:`~tilelab.views.tuning.row_filter`), which rows count at
+    click away. ``row_filter``: the filter the user typed (:mod:`~tilelab.views.tuning.row_filter`), which rows count at
     all; ``filter`` is it as applied (None: none), ``filter_error`` why it could not be (every row then counts) and
     ``matched`` how many rows it kept. ``sort`` says which order the table is in (None: the space's) and ``of`` how
     many rows there are (``note`` says when not all are shown). A column no row has a value in is left out, and
@@ -163,7 +163,7 @@ def rows_data(
     columns = [c for c in shown.columns if c in result.swept or shown[c].map(_present).any()]
     # An error is a long line: last, so that it never pushes the timings out of a narrow notebook.
     columns = [c for c in columns if c != "error"] + [c for c in columns if c == "error"]
-    kept, applied, problem = _filtered(shown, columns, where)
+    kept, applied, problem = _filtered(shown, columns, row_filter)
     order = _sort_of(sort, columns)
     if order is None:
         shown = kept.tail(limit)
@@ -188,10 +188,10 @@ def rows_data(
     }
 
 
-def _filtered(shown: Any, columns: list[Any], where: str | None) -> tuple[Any, str | None, str | None]:
-    """The rows of ``shown`` that ``where`` keeps, the filter as applied and why it could not be (then every row)."""
+def _filtered(shown: Any, columns: list[Any], text: str | None) -> tuple[Any, str | None, str | None]:
+    """The rows of ``shown`` that ``text`` keeps, the filter as applied and why it could not be (then every row)."""
     try:
-        keep = parse_filter(where, [str(c) for c in shown.columns], shown=[str(c) for c in columns])
+        keep = parse_filter(text, [str(c) for c in shown.columns], shown=[str(c) for c in columns])
     except FilterError as error:
         return shown, None, str(error)
     if keep is None:
