@@ -76,7 +76,10 @@ export function renderCompare(model: IModel, el: HTMLElement): () => void {
   root.append(only, body);
   el.appendChild(root);
   const unwatchWidth = watchWidth(root, width => {
-    root.classList.toggle('tl-narrow', width < 760);
+    const wasNarrow = root.classList.contains('tl-narrow');
+    if (root.classList.toggle('tl-narrow', width < 760) !== wasNarrow) {
+      list.reveal(); // the list's box changed: keep the selected pass in sight
+    }
     const shown = root.dataset.shownMode; // side by side asked for, drawn in the other mode than now fits: again
     if (model.get('diff_mode') === 'split' && (shown === 'split' || shown === 'unified') && (shown === 'split') !== splitFits(detail)) {
       void load();

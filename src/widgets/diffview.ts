@@ -47,12 +47,13 @@ export function splitFits(detail: HTMLElement): boolean {
   return width === 0 || width >= SPLIT_MIN_WIDTH;
 }
 
-/** The mode to draw: side by side asked for where it has no room becomes unified, and `note` says why. */
+/** The mode to draw: side by side asked for where it has no room becomes unified, and `note` says why (not the
+ * view's width: the note stays while the view is resized, and it is drawn again only when the mode changes). */
 export function fittedMode(asked: DiffMode, detail: HTMLElement): { mode: DiffMode; note: string } {
   if (asked !== 'split' || splitFits(detail)) {
     return { mode: asked, note: '' };
   }
-  return { mode: 'unified', note: ` · shown unified: side by side needs ${SPLIT_MIN_WIDTH} px, this view has ${detail.clientWidth}` };
+  return { mode: 'unified', note: ` · shown unified: side by side needs ${SPLIT_MIN_WIDTH} px` };
 }
 
 export class DiffView {

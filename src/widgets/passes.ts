@@ -92,7 +92,10 @@ export class PassesTab {
     const splitter = new Splitter(this.node, '--tl-list-width', '--tl-list-height');
     body.append(listBox, splitter.node, this._detail);
     this._unwatchWidth = watchWidth(this.node, width => {
-      this.node.classList.toggle('tl-narrow', width < 760);
+      const wasNarrow = this.node.classList.contains('tl-narrow');
+      if (this.node.classList.toggle('tl-narrow', width < 760) !== wasNarrow) {
+        this._list.reveal();
+      }
       // Side by side asked for: a diff drawn unified for want of room (or split with too little) is drawn again.
       const shown = this.node.dataset.shownMode;
       if (this._model.get('diff_mode') === 'split' && (shown === 'split' || shown === 'unified') && (shown === 'split') !== splitFits(this._detail)) {

@@ -81,12 +81,21 @@ export class KeyList {
     const row = this._rows[position];
     if (row) {
       this.node.setAttribute('aria-activedescendant', row.id);
-      // Scroll the list only: scrollIntoView would scroll the notebook too.
-      const rowBox = row.getBoundingClientRect();
-      const listBox = this.node.getBoundingClientRect();
-      if (rowBox.top < listBox.top || rowBox.bottom > listBox.bottom) {
-        this.node.scrollTop += rowBox.top - listBox.top - this.node.clientHeight / 2;
-      }
+    }
+    this.reveal();
+  }
+
+  /** Scroll the list (only: scrollIntoView would scroll the notebook too) so that the selected row is in view, as
+   * after the list's box changed size (a narrow view stacks it, shorter, above the detail). */
+  reveal(): void {
+    const row = this._rows[this._selected];
+    if (!row) {
+      return;
+    }
+    const rowBox = row.getBoundingClientRect();
+    const listBox = this.node.getBoundingClientRect();
+    if (rowBox.top < listBox.top || rowBox.bottom > listBox.bottom) {
+      this.node.scrollTop += rowBox.top - listBox.top - this.node.clientHeight / 2;
     }
   }
 

@@ -5,11 +5,16 @@ from __future__ import annotations
 import pytest
 from cells import gemm_cell
 
-from ui.explorer_page import EXPLORER, open_notebook_with, screenshot, show_tab
+from ui.explorer_page import EXPLORER, at_1280_with_sidebars, dark_theme, open_notebook_with, screenshot, show_tab
 
 pytestmark = pytest.mark.ui
 
 GEMM_CELL = gemm_cell(magic="--arch sm_90")
+SELECTED_IN_SIGHT = """compare => {
+  const row = compare.querySelector('.tl-compare-row.tl-selected'), list = row.closest('[role=listbox]');
+  const [r, l] = [row.getBoundingClientRect(), list.getBoundingClientRect()];
+  return compare.classList.contains('tl-narrow') && r.top >= l.top && r.bottom <= l.bottom;
+}"""
 
 
 def test_the_explorer_shows_its_tabs_the_overview_and_the_layouts_under_the_tab_bar(lab):
@@ -55,3 +60,15 @@ def test_compare_diffs_one_pass_of_two_architectures(lab):
     compare.evaluate("node => node.scrollIntoView({block: 'start'})")
     screenshot(page, "compare.png")
     assert compare.get_attribute("data-shown-row") is not None
+
+    # Narrower (1280 with both sidebars), the list stacks above the diff in a shorter box: the selected pass stays
+    # in sight, and the diff, unified for want of room, says so without a width that a resize would leave stale.
+    at_1280_with_sidebars(page)
+    page.wait_for_function(SELECTED_IN_SIGHT, arg=compare.element_handle())
+    assert compare.locator(".tl-compare-row.tl-selected").inner_text().startswith("≠\n#20 tl.LayoutInference")
+    facts = compare.locator(".tl-detail .tl-facts").inner_text()
+    assert facts.endswith("shown unified: side by side needs 824 px") and "this view has" not in facts
+    compare.evaluate("node => node.scrollIntoView({block: 'start'})")
+    screenshot(page, "compare-1280.png")
+    with dark_theme(page):
+        screenshot(page, "compare-1280-dark.png")
