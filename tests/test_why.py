@@ -13,7 +13,7 @@ from sample_records import EVIL
 
 import tilelab
 from tilelab.provenance import CacheSource
-from tilelab.recompiled import KeyChange, WhyRecompiled
+from tilelab.recompiled import KeyChange, WhyRecompiled, _changed_words
 from tilelab.views.compare.changes import SinceLastRunView, WhyView
 
 
@@ -66,7 +66,20 @@ def test_a_source_edit_names_the_tir_and_the_first_changed_cell_line(ip):
     [change] = line.since.why.changes
     cell_line = 1 + next(n for n, text in enumerate(cpu_cell("edited").splitlines(), 1) if "* 2.0" in text)  # the magic line is line 1
     assert (change.component, change.line) == ("tir", cell_line)
-    assert change.text == f"TIR changed (first difference at cell line {cell_line}: i] * 2.0 → i] * 3.0)"
+    assert change.text == f"TIR changed (first difference at cell line {cell_line}: A[bx * block + i] * 2.0 → A[bx * block + i] * 3.0)"
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "said"),
+    [
+        ("B[i] = A[bx * block + i] * 2.0", "B[i] = A[bx * block + i] * 3.0", "A[bx * block + i] * 2.0 → A[bx * block + i] * 3.0"),
+        ("T.Pipelined(T.ceildiv(K, block_K), num_stages=3)", "T.Pipelined(T.ceildiv(K, block_K), num_stages=4)", "num_stages=3 → num_stages=4"),
+        ("T.alloc_shared((block_M, block_K), T.float16)", "T.alloc_shared((block_M, 64), T.float16)", "block_K → 64"),
+        ("T.copy(A[by * block_M, k * block_K], A_shared)", "T.copy(A[bx * block_M, k * block_K], A_shared)", "A[by → A[bx"),
+    ],
+)
+def test_a_changed_line_is_said_as_its_changed_words_after_the_operand_or_name_they_belong_to(before, after, said):
+    assert _changed_words(before, after) == said
 
 
 def test_a_target_change_names_the_target(ip):

@@ -208,10 +208,43 @@ def _changed_words(old: str, new: str) -> str:
 
 
 def _context_start(tokens: list[re.Match], index: int) -> int:
-    """Where the words shown before a difference start: back to the nearest name, at most three tokens."""
+    """Where the words shown before a difference start: back to the nearest name, at most three tokens, not past
+    the start of an argument (``block_K → 64``), and an operand in brackets whole with the name before it
+    (``A[bx * block + i] * 2.0``, not ``i] * 2.0``) where that adds at most :data:`_CONTEXT_CHARS` characters."""
     start = index
     while start > max(0, index - 3):
         start -= 1
-        if tokens[start].group()[0].isalpha() or tokens[start].group()[0] == "_":
+        word = tokens[start].group()
+        if word == ",":  # the difference is an argument of its own: alone
+            return start + 1
+        if word in _CLOSING.values():  # the first argument: after the name it belongs to (``A[by``)
+            return start - 1 if start > 0 and _is_name(tokens[start - 1].group()) else start
+        if word in _CLOSING:
+            opened = _opening(tokens, start)
+            if opened is not None and tokens[start].end() - tokens[opened].start() <= _CONTEXT_CHARS:
+                return opened - 1 if opened > 0 and _is_name(tokens[opened - 1].group()) else opened
+        if _is_name(word):
             break
     return start
+
+
+_CLOSING = {")": "(", "]": "[", "}": "{"}
+_CONTEXT_CHARS = 40
+
+
+def _opening(tokens: list[re.Match], closing: int) -> int | None:
+    """The index of the bracket that the one at ``closing`` closes; None where the line does not open it."""
+    depth = 0
+    for position in range(closing, -1, -1):
+        word = tokens[position].group()
+        if word in _CLOSING:
+            depth += 1
+        elif word in _CLOSING.values():
+            depth -= 1
+            if depth == 0:
+                return position
+    return None
+
+
+def _is_name(word: str) -> bool:
+    return word[0].isalpha() or word[0] == "_"
