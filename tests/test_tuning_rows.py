@@ -95,3 +95,20 @@ def test_a_hostile_error_stays_text_when_sorted_on():
 
     assert EVIL not in markup and "&lt;img src=x" in markup
     assert _column(rows, "error")[0].endswith(EVIL)  # the data holds the text; the renderer escapes it
+
+
+def test_the_figures_scanned_first_follow_the_config_and_how_each_was_timed_comes_after_them():
+    configs = ({"block_M": 64, "block_N": 128},)
+    result = TuneResult("matmul", configs, ("block_M", "block_N"), "NVIDIA H200")
+    result.add(TuneRow(
+        0, configs[0], TuneStatus.OK, latency_ms=0.2, tflops=600.0, gbps=100.0, compile_s=2.0, bench_s=0.5,
+        latency_min_ms=0.19, latency_median_ms=0.2, latency_p90_ms=0.21, latency_std_ms=0.01, repetitions=100,
+        registers=128, spills=0, shared_bytes=49152, occupancy=0.25, launchable=True, roofline_ms=0.15, trial=0,
+        chosen_by="grid", elapsed_s=3.0, timing="cuda events", noise_low_ms=0.199, noise_high_ms=0.201, cache="fresh",
+    ))  # fmt: skip
+
+    columns = rows_data(result)["columns"]
+
+    assert columns[:9] == ["block_M", "block_N", "status", "latency_ms", "tflops", "gbps", "roofline_pct", "registers", "spills"]
+    assert columns.index("roofline_ms") < columns.index("latency_min_ms") < columns.index("timing") < columns.index("compile_s")
+    assert columns[-1] == "cache"

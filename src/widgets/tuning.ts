@@ -190,7 +190,7 @@ class FilterBar {
   constructor(onFilter: (text: string) => void) {
     const input = h('input', 'tl-tuning-filter-input');
     input.type = 'search';
-    input.placeholder = 'filter: status!=ok  block_M=128  latency_ms<0.3  ptxas';
+    input.placeholder = 'filter: status!=ok block_M=128 latency_ms<0.3';
     input.title =
       'Show the rows that meet every term: column=value, column!=value, column<number (or <=, >, >=), ' +
       'or a word that some value holds; quotes keep spaces ("shared memory")';

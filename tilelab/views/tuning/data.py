@@ -25,6 +25,7 @@ from typing import Any
 
 from tilelab.provenance import PROVENANCE_COLUMNS
 from tilelab.targets import why_lowered
+from tilelab.tune.row import RESOURCE_COLUMNS, SPREAD_COLUMNS, TRUST_COLUMNS
 from tilelab.views.tuning.colours import BAR_COLOURS, BEST_MARK, STATUS_COLOURS, heat_colour
 from tilelab.views.tuning.data_search import analysis_data, best_so_far_curve, search_data
 from tilelab.views.tuning.data_timeline import TIMELINE_ROWS, timeline_data
@@ -145,9 +146,10 @@ def rows_data(
     click away. ``row_filter``: the filter the user typed (:mod:`~tilelab.views.tuning.row_filter`), which rows count at
     all; ``filter`` is it as applied (None: none), ``filter_error`` why it could not be (every row then counts) and
     ``matched`` how many rows it kept. ``sort`` says which order the table is in (None: the space's) and ``of`` how
-    many rows there are (``note`` says when not all are shown). A column no row has a value in is left out, and
-    ``error`` comes last; a column's floats share one number of decimals (:func:`decimals`), missing values are
-    empty; only a status has a colour (None: the text's).
+    many rows there are (``note`` says when not all are shown). A column no row has a value in is left out; the
+    swept parameters come first, then the figures scanned first (:data:`_FIRST_COLUMNS`), the timing's details and
+    the bookkeeping after them, ``error`` last; a column's floats share one number of decimals (:func:`decimals`),
+    missing values are empty; only a status has a colour (None: the text's).
     """
     frame = result.to_pandas()
     if frame.empty:
@@ -160,9 +162,8 @@ def rows_data(
     shown = shown.where(shown.notna(), None)  # pandas' NA and NaN become None: one "missing" for every column
     marks = _marks(result)
     shown.insert(0, "best", [marks.get(row.index, "") for row in result.ordered_rows()])
-    columns = [c for c in shown.columns if c in result.swept or shown[c].map(_present).any()]
-    # An error is a long line: last, so that it never pushes the timings out of a narrow notebook.
-    columns = [c for c in columns if c != "error"] + [c for c in columns if c == "error"]
+    present = [c for c in shown.columns if c in result.swept or shown[c].map(_present).any()]
+    columns = sorted(present, key=lambda c: _column_rank(c, result.swept))
     kept, applied, problem = _filtered(shown, columns, row_filter)
     order = _sort_of(sort, columns)
     if order is None:
@@ -186,6 +187,26 @@ def rows_data(
         "filter": applied,
         "filter_error": problem,
     }
+
+
+# What a kernel engineer scans first, after the config: the time, the re-benchmark's, throughput, how near the
+# roofline, registers and spills; then how each config was timed, then the sweep's bookkeeping, and an error last
+# (a long line: it would push the timings out of a narrow notebook). A column named in neither list sits between.
+_FIRST_COLUMNS = ("status", "latency_ms", "rebench_ms", "tflops", "gbps", "roofline_pct", *RESOURCE_COLUMNS, "roofline_ms")
+_LATER_COLUMNS = (*SPREAD_COLUMNS, "repetitions", *TRUST_COLUMNS, "compile_s", "bench_s", "trial", "chosen_by", "elapsed_s",
+                  "cached", "cache", "error")  # fmt: skip
+
+
+def _column_rank(column: Any, swept: tuple[str, ...]) -> tuple[int, int]:
+    if column == "best":
+        return (0, 0)
+    if column in swept:
+        return (1, swept.index(column))
+    if column in _FIRST_COLUMNS:
+        return (2, _FIRST_COLUMNS.index(column))
+    if column in _LATER_COLUMNS:
+        return (4, _LATER_COLUMNS.index(column))
+    return (3, 0)
 
 
 def _filtered(shown: Any, columns: list[Any], text: str | None) -> tuple[Any, str | None, str | None]:
