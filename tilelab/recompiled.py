@@ -218,11 +218,11 @@ def _context_start(tokens: list[re.Match], index: int) -> int:
         if word == ",":  # the difference is an argument of its own: alone
             return start + 1
         if word in _CLOSING.values():  # the first argument: after the name it belongs to (``A[by``)
-            return start - 1 if start > 0 and _is_name(tokens[start - 1].group()) else start
+            return _with_name_before(tokens, start)
         if word in _CLOSING:
             opened = _opening(tokens, start)
             if opened is not None and tokens[start].end() - tokens[opened].start() <= _CONTEXT_CHARS:
-                return opened - 1 if opened > 0 and _is_name(tokens[opened - 1].group()) else opened
+                return _with_name_before(tokens, opened)
         if _is_name(word):
             break
     return start
@@ -244,6 +244,11 @@ def _opening(tokens: list[re.Match], closing: int) -> int | None:
             if depth == 0:
                 return position
     return None
+
+
+def _with_name_before(tokens: list[re.Match], bracket: int) -> int:
+    """The opening bracket at ``bracket``, or the name just before it (``A`` of ``A[``)."""
+    return bracket - 1 if bracket > 0 and _is_name(tokens[bracket - 1].group()) else bracket
 
 
 def _is_name(word: str) -> bool:

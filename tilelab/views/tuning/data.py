@@ -211,13 +211,13 @@ def _column_rank(column: Any, swept: tuple[str, ...]) -> tuple[int, int]:
 
 def _filtered(shown: Any, columns: list[Any], text: str | None) -> tuple[Any, str | None, str | None]:
     """The rows of ``shown`` that ``text`` keeps, the filter as applied and why it could not be (then every row)."""
+    names = [str(c) for c in shown.columns]
     try:
-        keep = parse_filter(text, [str(c) for c in shown.columns], shown=[str(c) for c in columns])
+        keep = parse_filter(text, names, shown=[str(c) for c in columns])
     except FilterError as error:
         return shown, None, str(error)
     if keep is None:
         return shown, None, None
-    names = [str(c) for c in shown.columns]
     rows = ({name: _plain(value) for name, value in zip(names, values, strict=True)} for values in shown.itertuples(index=False))
     return shown[[keep.matches(row) for row in rows]], keep.text, None
 
