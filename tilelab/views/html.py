@@ -15,13 +15,14 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["BOX", "ERROR_BACKGROUND", "MONO", "TRACK", "Tip", "chart", "details", "escape", "plotly_text", "sanitiser_proof", "table"]
+__all__ = ["BOX", "ERROR_BACKGROUND", "ERROR_COLOUR", "MONO", "TRACK", "Tip", "chart", "details", "escape", "plotly_text", "sanitiser_proof", "table"]
 
 MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px"
 BOX = "font-family:system-ui,-apple-system,Segoe UI,sans-serif;font-size:13px;line-height:1.4"
 # Theme colours whose fallbacks stand alone in an untrusted notebook (see sanitiser_proof): translucent, so they
 # read on a light page and a dark one.
 TRACK = "var(--jp-layout-color3,rgba(128,128,128,0.25))"  # the empty part of a bar
+ERROR_COLOUR = "var(--jp-error-color1,#cf222e)"  # an error's text and edge; .tl-error in tilelab.css for the widgets
 ERROR_BACKGROUND = "var(--jp-rendermime-error-background,rgba(207,34,46,0.08))"
 # A chart's hover region: left, top, width and height in the SVG's units, and the text shown on hover.
 Tip = tuple[float, float, float, float, str]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelab.views.html import ERROR_BACKGROUND, MONO, TRACK, details, escape, table
+from tilelab.views.html import ERROR_BACKGROUND, ERROR_COLOUR, MONO, TRACK, details, escape, table
 
 __all__ = ["machine_snapshot"]
 
 _WARN = "border-left:4px solid var(--jp-warn-color1,#9a6700);background:rgba(154,103,0,0.12);padding:4px 8px;margin:4px 0"
-_ERROR = f"border-left:4px solid var(--jp-error-color1,#cf222e);background:{ERROR_BACKGROUND};padding:4px 8px;margin:4px 0"
+_ERROR = f"border-left:4px solid {ERROR_COLOUR};background:{ERROR_BACKGROUND};padding:4px 8px;margin:4px 0"
 
 
 def _card_rows(card: dict[str, Any]) -> list[tuple[str, str]]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelab.views.html import ERROR_BACKGROUND, MONO, details, escape, table
+from tilelab.views.html import ERROR_BACKGROUND, ERROR_COLOUR, MONO, details, escape, table
 
 __all__ = ["overview_snapshot"]
 
 _SPANS = {
-    "error": "<span style='color:var(--jp-error-color1,#cf222e);font-weight:600'>{}</span>",
+    "error": f"<span style='color:{ERROR_COLOUR};font-weight:600'>{{}}</span>",
     "warning": "<span style='color:var(--jp-warn-color1,#9a6700)'>{}</span>",
     "provenance": "<span data-tilelab='provenance'>{}</span>",
 }
@@ -39,9 +39,9 @@ def overview_snapshot(data: dict[str, Any]) -> str:
     error = data["failure"]
     if error is not None:
         parts.append(
-            "<div data-tilelab='error' style='border-left:4px solid var(--jp-error-color1,#cf222e);"
+            f"<div data-tilelab='error' style='border-left:4px solid {ERROR_COLOUR};"
             f"background:{ERROR_BACKGROUND};padding:6px 10px;margin:4px 0'>"
-            f"<div style='font-weight:600;color:var(--jp-error-color1,#cf222e)'>{escape(error['title'])}{_where(error)}</div>"
+            f"<div style='font-weight:600;color:{ERROR_COLOUR}'>{escape(error['title'])}{_where(error)}</div>"
             f"<pre style='{MONO};white-space:pre-wrap;margin:4px 0'>{escape(error['message'])}</pre></div>"
         )
         if error["log"]:

@@ -8,11 +8,11 @@ colour picked for it.
 
 from __future__ import annotations
 
-from tilelab.views.html import TRACK
+from tilelab.views.html import ERROR_COLOUR, TRACK
 
 __all__ = ["BAR_COLOURS", "BEST_MARK", "PHASE_COLOURS", "STATUS_COLOURS", "heat_colour"]
 
-_OK, _ERROR = "var(--jp-success-color1,#2da44e)", "var(--jp-error-color1,#d1242f)"
+_OK, _ERROR = "var(--jp-success-color1,#2da44e)", ERROR_COLOUR
 BAR_COLOURS = {"compiled": "var(--jp-brand-color1,#0969da)", "benchmarked": _OK, "failed": _ERROR}
 STATUS_COLOURS = {
     "ok": _OK,

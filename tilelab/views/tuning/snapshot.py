@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from tilelab.views.html import TRACK
+from tilelab.views.html import ERROR_COLOUR, TRACK
 from tilelab.views.tuning.snapshot_search import search_html
 from tilelab.views.tuning.snapshot_timeline import timeline_html
 
@@ -67,7 +67,7 @@ def rows_html(rows: dict[str, Any]) -> str:
     above += [rows["note"]] if rows["note"] else []
     lines = "".join(f"<div style='{_BOX};{_MUTED}'>{html.escape(line)}</div>" for line in above)
     if rows["filter_error"]:
-        lines += f"<div style='{_BOX};color:var(--jp-error-color1,#cf222e)'>{html.escape(rows['filter_error'])}</div>"
+        lines += f"<div style='{_BOX};color:{ERROR_COLOUR}'>{html.escape(rows['filter_error'])}</div>"
     if not rows["cells"]:
         return lines + f"<div style='{_BOX};{_MUTED}'>{'no row matches the filter' if rows['of'] else 'no rows yet'}</div>"
     align = ["right" if numeric else "left" for numeric in rows["numeric"]]
