@@ -129,6 +129,23 @@ def test_workers_from_the_zygote_are_distinct_processes_and_end_when_killed():
         worker.stop()
 
 
+@pytest.mark.parametrize("started", ["forked", "spawned"])
+def test_a_compile_that_times_out_is_killed_with_the_processes_it_started(own_environment, monkeypatch, tmp_path, started):
+    # An nvcc or a C compiler left running by a killed worker would take a core from the configs that follow.
+    if started == "spawned":
+        monkeypatch.setenv("TILELAB_ZYGOTE", "0")
+    body = (
+        "import subprocess, time; "
+        "(HERE / 'tool.pid').write_text(str(subprocess.Popen(['sleep', '600']).pid)); time.sleep(3600)"
+    )
+    kernel = kernel_module(tmp_path, f"timeout_with_a_tool_{started}", "runs_a_tool", body=body)
+
+    result = tilelab.tune(kernel, block=tilelab.choices([32]), db=":memory:", timeout=3, rebench=0)
+
+    assert result.rows[0].status == TuneStatus.TIMEOUT
+    assert _wait_until(lambda: _ended(int((tmp_path / "tool.pid").read_text())))
+
+
 ORPHAN_SCRIPT = """
 import os, signal, sys
 from tilelab.tune.pool import Worker

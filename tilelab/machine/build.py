@@ -12,9 +12,11 @@ finding the tools in :mod:`tilelab.machine.cuda_tools`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
+import signal
 import subprocess
 import tempfile
 import time
@@ -112,8 +114,30 @@ class BuildError(RuntimeError):
     """nvcc or ptxas rejected the device source; the message holds its error lines."""
 
 
-def _run(command: list[str], timeout: float) -> subprocess.CompletedProcess:
-    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+def _run(command: list[str], timeout: float, scratch: Path | None = None) -> subprocess.CompletedProcess:
+    """Run a CUDA tool in a session of its own; ``scratch``, if given, is its ``TMPDIR``.
+
+    A notebook's interrupt goes to the kernel's whole process group: in that group, the build of an earlier cell's
+    machine code, running beside the interrupted cell, would die with it ("cicc died due to signal 2"). A timeout,
+    or an interrupt of a caller waiting here, stops the tool and all it started: nvcc killed alone leaves its cicc
+    running and its ``tmpxft`` files behind. Whatever a stopped tool leaves in ``scratch`` goes with the build's
+    directory.
+    """
+    env = None
+    if scratch is not None:
+        scratch.mkdir(exist_ok=True)
+        env = {**os.environ, "TMPDIR": str(scratch)}
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):  # all of it has exited already
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise
+    result = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
     if result.returncode != 0:
         output = (result.stderr + result.stdout).splitlines()
         errors = [line for line in output if _ERROR_LINE.search(line)] or output[-20:]
@@ -151,7 +175,8 @@ def build(
     keep = ["-lineinfo", "--keep", "--keep-dir", str(kept)] if line_info else []
     if line_info:
         kept.mkdir()
-    log = _run([nvcc, "--cubin", "-O3", "-w", *keep, *flags, *ptxas, "-o", str(cubin), str(source)], timeout)
+    command = [nvcc, "--cubin", "-O3", "-w", *keep, *flags, *ptxas, "-o", str(cubin), str(source)]
+    log = _run(command, timeout, scratch=directory / "tmp")
     return Build(source, kept / source.with_suffix(".ptx").name, cubin, log.stdout + log.stderr)
 
 

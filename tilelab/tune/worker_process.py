@@ -152,12 +152,16 @@ class WorkerProcess:
         return self.returncode
 
     def kill(self) -> None:
+        """Kill the worker and what it started: it leads a session of its own, and an nvcc or a compiler it ran
+        would otherwise compile on, orphaned, taking a core from the configs that follow."""
         with self._lock:
             self._killed = True
             if self._spawned is not None:
-                self._spawned.kill()
+                if self._spawned.returncode is None:  # not waited for: its pid is still its own
+                    _signal_group(self._spawned.pid)
             elif self._pidfd is not None and self.returncode is None:
                 _signal(self._pidfd)
+                _signal_group(self._pid)
             elif not self._answered.is_set():  # not forked yet: the zygote's answer finds it killed
                 self.returncode = -signal.SIGKILL
 
@@ -171,3 +175,9 @@ class WorkerProcess:
 def _signal(pidfd: int) -> None:
     with contextlib.suppress(ProcessLookupError):  # it has exited already
         signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+
+
+def _signal_group(pid: int) -> None:
+    """SIGKILL to the process group ``pid`` leads, as long as any of it lives (its number is taken till then)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
