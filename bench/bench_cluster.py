@@ -65,12 +65,18 @@ def _problem(smoke: bool) -> tuple:
 
 
 def _run(label: str, gpus: int, smoke: bool, compile_threads: int) -> dict:
-    """One cold run on a fresh local cluster with ``gpus`` benchmark workers and ``compile_threads`` compiles at once."""
+    """One cold run on a fresh local cluster with ``gpus`` benchmark workers and ``compile_threads`` compiles at once;
+    TileLang's cache is a new folder, removed after."""
+    with tempfile.TemporaryDirectory(prefix=f"tilelang-cache-{gpus}gpu-") as cache:
+        os.environ["TILELANG_CACHE_DIR"] = cache  # the workers inherit it
+        return _cold_run(label, gpus, smoke, compile_threads)
+
+
+def _cold_run(label: str, gpus: int, smoke: bool, compile_threads: int) -> dict:
     import tilelab
     import tilelab.cluster
     from tilelab.tune.dask_connect import workers_of
 
-    os.environ["TILELANG_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"tilelang-cache-{gpus}gpu-")  # the workers inherit it
     kernel, args, space, options = _problem(smoke)
     client = tilelab.cluster.local(gpus=0 if smoke else gpus, compile_threads=compile_threads)
     try:

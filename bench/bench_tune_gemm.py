@@ -112,9 +112,14 @@ def run_tilelang() -> dict:
 
 
 def _child(tool: str, script: str = __file__) -> dict:
-    """Run ``script --tool TOOL`` with a cold TileLang cache; its last stdout line is its JSON report."""
+    """Run ``script --tool TOOL`` with a cold TileLang cache, removed after; its last stdout line is its JSON report."""
+    with tempfile.TemporaryDirectory(prefix=f"tilelang-cache-{tool}-") as cache:
+        return _child_in(tool, script, cache)
+
+
+def _child_in(tool: str, script: str, cache: str) -> dict:
     env = dict(os.environ)
-    env["TILELANG_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"tilelang-cache-{tool}-")
+    env["TILELANG_CACHE_DIR"] = cache
     env["TILELANG_AUTO_TUNING_CPU_COUNTS"] = str(os.cpu_count())
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE.parent), env.get("PYTHONPATH")) if p)
     print(f"== {tool}: cold cache {env['TILELANG_CACHE_DIR']}, {os.cpu_count()} CPUs", file=sys.stderr, flush=True)

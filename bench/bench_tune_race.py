@@ -199,10 +199,11 @@ def run_retime(space: Race, configs: list[dict]) -> dict:
     return {"best_ms": [statistics.median(t) for t in times]}
 
 
-def _child(tool: str, space: str, options: argparse.Namespace, cache: str | None = None, extra: tuple = ()) -> dict:
-    """``--child TOOL --space SPACE`` in its own process and cache; its last stdout line is its JSON."""
+def _child(tool: str, space: str, options: argparse.Namespace, cache: str, extra: tuple = ()) -> dict:
+    """``--child TOOL --space SPACE`` in its own process, with TileLang's cache in ``cache``; its last stdout line is
+    its JSON."""
     env = dict(os.environ)
-    env["TILELANG_CACHE_DIR"] = cache or tempfile.mkdtemp(prefix=f"tilelang-cache-{tool}-")
+    env["TILELANG_CACHE_DIR"] = cache
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE.parent), env.get("PYTHONPATH")) if p)
     command = [sys.executable, __file__, "--child", tool, "--space", space, *extra]
     if options.tilelang:
@@ -222,8 +223,17 @@ def _child(tool: str, space: str, options: argparse.Namespace, cache: str | None
 
 # -- the parent -----------------------------------------------------------------------------------------------------
 def race_space(name: str, options: argparse.Namespace) -> dict:
-    """Both tools on one space, then their bests re-timed together: the space's entry in the JSON."""
-    mine, theirs = (_child(tool, name, options) for tool in ("tilelab", "tilelang"))
+    """Both tools on one space, each from a cold cache of its own, then their bests re-timed together: the space's
+    entry in the JSON. The caches are removed once it is done."""
+    with (
+        tempfile.TemporaryDirectory(prefix="tilelang-cache-tilelab-") as mine_cache,
+        tempfile.TemporaryDirectory(prefix="tilelang-cache-tilelang-") as theirs_cache,
+    ):
+        return _race_space(name, options, mine_cache, theirs_cache)
+
+
+def _race_space(name: str, options: argparse.Namespace, mine_cache: str, theirs_cache: str) -> dict:
+    mine, theirs = _child("tilelab", name, options, mine_cache), _child("tilelang", name, options, theirs_cache)
     entry = {"name": name, "configs": len(race(name, options.tilelang).configs), "tilelab": mine, "tilelang": theirs,
              "statuses": {"tilelab": mine.get("statuses"), "tilelang": theirs.get("statuses")},
              "timeline_summary": mine.get("timeline_summary")}  # fmt: skip

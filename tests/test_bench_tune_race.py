@@ -38,6 +38,7 @@ def test_smoke_race_reports_both_tools_on_the_same_configs_with_their_ratios(rac
     same = space["tilelab"]["best_config"] == space["tilelang"]["best_config"]
     assert space["same_best_config"] == same and space["best_ratio"] == (1.0 if same else space["retime_ratio"])
     assert {space["tilelab"]["best_config"]["block"], space["tilelang"]["best_config"]["block"]} <= {16, 32, 64, 128}
+    assert not any(Path(space[tool]["cache"]).exists() for tool in ("tilelab", "tilelang"))  # cold caches, removed
 
 
 @pytest.mark.slow
