@@ -13,6 +13,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -144,6 +145,26 @@ def test_a_compile_that_times_out_is_killed_with_the_processes_it_started(own_en
 
     assert result.rows[0].status == TuneStatus.TIMEOUT
     assert _wait_until(lambda: _ended(int((tmp_path / "tool.pid").read_text())))
+
+
+@pytest.mark.parametrize("started", ["forked", "spawned"])
+def test_a_workers_temporary_files_go_with_it_and_each_compile_clears_the_last_ones(own_environment, monkeypatch, tmp_path, started):
+    # TileLang writes each compile's source and library to the temporary folder and never removes them: a sweep
+    # of a thousand CUDA configs would leave a thousand libraries behind.
+    if started == "spawned":
+        monkeypatch.setenv("TILELAB_ZYGOTE", "0")
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    monkeypatch.setenv("TMPDIR", str(temporary))
+
+    result = _tune([16, 32, 64], workers=1)
+    kept = [library.name for library in temporary.glob("tilelab-worker-*/*.so")]  # by the worker the pool keeps
+    session_pool().shutdown()
+
+    assert [row.status for row in result.rows.values()] == [TuneStatus.OK] * 3
+    assert len(kept) == 1  # the last config's
+    assert list(temporary.iterdir()) == []
 
 
 ORPHAN_SCRIPT = """

@@ -29,13 +29,14 @@ from __future__ import annotations
 import atexit
 import io
 import os
+import shutil
 import tempfile
 import threading
 import time
 from functools import cache
 
 from tilelab.tune.processes import compile_key, start_worker, worker_environment, zygote_for
-from tilelab.tune.worker import write_message
+from tilelab.tune.worker import SCRATCH, write_message
 
 __all__ = ["RECYCLE_AFTER", "Pool", "Worker", "pool_limit", "session_pool"]
 
@@ -50,7 +51,10 @@ class Worker:
     """
 
     def __init__(self, setup: bytes | None = None) -> None:
-        self.env = worker_environment()
+        # TileLang leaves each compile's source and library in the temporary folder: a worker's own is removed
+        # with it, whatever ends it.
+        self.scratch = tempfile.mkdtemp(prefix="tilelab-worker-")
+        self.env = {**worker_environment(), SCRATCH: self.scratch}
         self.log = tempfile.TemporaryFile()  # noqa: SIM115  (lives as long as the worker; closed in stop())
         self.spawned = time.monotonic()
         self.spawned_at = time.time()  # the worker's "alive" message carries its own wall clock: same host
@@ -98,6 +102,7 @@ class Worker:
             except BrokenPipeError:  # flushing to a worker that is gone
                 pass
         self.log.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def pool_limit() -> int:

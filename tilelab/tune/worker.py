@@ -22,19 +22,25 @@ from __future__ import annotations
 import os
 import pickle
 import select
+import shutil
 import struct
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from tilelab.errors import captured_compiler_output, error_record
 from tilelab.tune.build import BuildTrace, build, launch_problems_of, launches_of
 from tilelab.tune.resources import launch_columns, resource_columns
 
-__all__ = ["read_message", "serve", "warm_up", "write_message"]
+__all__ = ["SCRATCH", "read_message", "serve", "warm_up", "write_message"]
 
 _HEADER = struct.Struct("!I")
+# The variable naming the worker's temporary folder (made and removed by the pool): TileLang writes each compile's
+# source and library to the temporary folder and never removes them, nor does nvcc when it is killed.
+SCRATCH = "TILELAB_WORKER_SCRATCH"
 
 
 def write_message(stream: BinaryIO, message: Any) -> None:
@@ -62,15 +68,34 @@ def read_message(stream: BinaryIO) -> Any:
     return pickle.loads(_read_exact(stream, size))
 
 
-def _exit_with_parent(parent: int, parent_fd: int | None) -> None:
+def _exit_with_parent(parent: int, parent_fd: int | None, scratch: str | None) -> None:
     # A compile may hang where stdin is never read again: watch the parent instead.
     if parent_fd is not None:  # forked by the zygote: the parent is not ours, its pidfd says when it ends
         select.select([parent_fd], [], [])
-        os._exit(1)
-    while True:
-        time.sleep(1.0)
-        if os.getppid() != parent:
-            os._exit(1)
+    else:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+    if scratch:  # nobody else will remove it now
+        shutil.rmtree(scratch, ignore_errors=True)
+    os._exit(1)
+
+
+def _use_scratch() -> str | None:
+    """Make the pool's folder for this worker (``$TILELAB_WORKER_SCRATCH``) its temporary folder, and its tools'."""
+    scratch = os.environ.get(SCRATCH)
+    if not scratch or not Path(scratch).is_dir():
+        return None
+    os.environ["TMPDIR"] = tempfile.tempdir = scratch  # tempfile keeps the folder it found first (a forked worker's
+    return scratch  # is the zygote's)
+
+
+def _emptied(scratch: str | None) -> None:
+    """Remove what the last config's compile left: TileLang has copied what it keeps to its own cache."""
+    for entry in Path(scratch).iterdir() if scratch else ():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
 
 
 def _compile(setup: dict, kernel: Any, config: dict) -> tuple[str, str | None, float, dict[str, Any], list[str]]:
@@ -145,7 +170,8 @@ def serve(requests: BinaryIO, parent: int, parent_fd: int | None = None, nice: i
     """Answer ``requests`` (replies on fd 1) until they end or ``parent`` dies (``parent_fd``: its pidfd)."""
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    threading.Thread(target=_exit_with_parent, args=(parent, parent_fd), daemon=True).start()
+    scratch = _use_scratch()
+    threading.Thread(target=_exit_with_parent, args=(parent, parent_fd, scratch), daemon=True).start()
     os.nice(nice)
     write_message(replies, ("alive", os.getpid(), warm_up(), time.time()))
     setup, kernel = None, None
@@ -166,6 +192,7 @@ def serve(requests: BinaryIO, parent: int, parent_fd: int | None = None, nice: i
             return
         else:
             _, index, config = request
+            _emptied(scratch)
             status, error, seconds, columns, notes = _compile(setup, kernel, config)
             write_message(replies, ("done", index, status, error, seconds, columns, notes))
 
