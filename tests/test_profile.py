@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 
 import pytest
+import tilelang
+import tilelang.language as T
 from kernels import flash_attention, matmul, two_kernels
 
 from tilelab.counters.ncu import ProfilerUnavailableError, ncu_command, ncu_refusal, parse_ncu_csv, profile
@@ -90,18 +93,38 @@ def test_profiling_something_that_is_not_a_compiled_kernel_says_what_to_pass():
         profile(matmul)
 
 
-def test_without_ncu_profiling_is_one_clear_line(monkeypatch):
+@pytest.fixture(scope="module")
+def compiled_gemm():
+    """The GEMM compiled for sm_90a: no GPU needed until it runs."""
     import tilelang
     from tvm.target import Target
 
     target = Target({"kind": "cuda", "arch": "sm_90a"})
     with target:
-        kernel = tilelang.compile(matmul.get_tir(M=256, N=256, K=256), out_idx=[-1], target=target)
+        return tilelang.compile(matmul.get_tir(M=256, N=256, K=256), out_idx=[-1], target=target)
+
+
+def test_without_ncu_profiling_is_one_clear_line(compiled_gemm, monkeypatch):
     monkeypatch.setattr("tilelab.counters.ncu.find_tool", lambda name: None)
 
     with pytest.raises(ProfilerUnavailableError, match="ncu \\(Nsight Compute\\) not found") as raised:
-        profile(kernel)
+        profile(compiled_gemm)
     assert "\n" not in str(raised.value)
+
+
+def test_a_kernel_that_hangs_under_ncu_is_stopped_at_the_timeout_with_one_clear_line(compiled_gemm, monkeypatch, tmp_path):
+    # This ncu starts the program it profiles, which never ends, as a hanging kernel's would not.
+    fake = tmp_path / "ncu"
+    fake.write_text(f'#!/bin/sh\nsleep 600 & echo $! > "{tmp_path}/program.pid"\nwait\n')
+    fake.chmod(0o755)
+    monkeypatch.setattr("tilelab.counters.ncu.find_tool", lambda name: str(fake))
+
+    with pytest.raises(ProfilerUnavailableError, match="did not finish under ncu within 2 s") as raised:
+        profile(compiled_gemm, timeout=2)
+
+    assert "\n" not in str(raised.value)
+    program = Path(f"/proc/{(tmp_path / 'program.pid').read_text().strip()}/stat")
+    assert not program.exists() or program.read_text().rpartition(")")[2].split()[0] == "Z"  # gone with ncu
 
 
 @pytest.mark.gpu
@@ -181,3 +204,46 @@ def test_two_device_kernels_each_get_their_own_warp_samples_placed_on_their_own_
     placed = [place_samples(record, launch) for launch in record.profile.kernels]
     assert [launch.kernel for launch in record.profile.kernels] == ["main_kernel", "main_kernel_1"]
     assert all(found is None or (found.unplaced == "" and found.by_cell_line) for found in placed)
+
+
+@tilelang.jit(out_idx=[-1])
+def spin(threads=32):
+    """A kernel that never ends in practice: 2**62 dependent multiply-adds a thread."""
+
+    @T.prim_func
+    def spinning(A: T.Tensor((threads,), T.float32), B: T.Tensor((threads,), T.float32)):
+        with T.Kernel(1, threads=threads) as _:
+            tx = T.get_thread_binding()
+            acc = T.alloc_local((1,), T.float32)
+            acc[0] = A[tx]
+            for _i in T.serial(2**31 - 1):
+                for _j in T.serial(2**31 - 1):
+                    acc[0] = acc[0] * 1.0000001 + 1.0
+            B[tx] = acc[0]
+
+    return spinning
+
+
+def _profiled_programs() -> set[int]:
+    """The processes running a kernel under ncu for :func:`profile`."""
+    found = set()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if b"tilelab.counters.run" in cmdline.read_bytes():
+                found.add(int(cmdline.parent.name))
+        except OSError:  # it ended meanwhile
+            pass
+    return found
+
+
+@pytest.mark.gpu
+def test_a_kernel_that_hangs_on_the_gpu_is_stopped_at_the_timeout_and_leaves_no_process_behind():
+    before = _profiled_programs()
+
+    with pytest.raises(ProfilerUnavailableError, match="did not finish under ncu within 90 s"):
+        profile(spin(), timeout=90)
+
+    deadline = time.monotonic() + 30
+    while _profiled_programs() - before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _profiled_programs() - before

@@ -26,7 +26,7 @@ from tilelab.counters.source_page import parse_ncu_source_csv
 from tilelab.counters.summary import summarize
 from tilelab.errors import TileLabError
 from tilelab.estimate import estimate_of_built
-from tilelab.machine.build import find_tool
+from tilelab.machine.cuda_tools import find_tool, run_tool
 from tilelab.targets import gpu_name
 
 __all__ = ["DEFAULT_SECTIONS", "ProfilerUnavailableError", "ncu_command", "ncu_refusal", "parse_ncu_csv", "profile"]
@@ -184,18 +184,23 @@ def profile(kernel: Any, *inputs: Any, sections=DEFAULT_SECTIONS, timeout: float
         _write_job(jit, inputs, directory)
         report = directory / "report"
         program = [sys.executable, "-m", "tilelab.counters.run", str(directory)]
-        ran = subprocess.run(
-            ncu_command(ncu, kernels, report, program, sections), capture_output=True, text=True, timeout=timeout
-        )
+        try:
+            ran = run_tool(ncu_command(ncu, kernels, report, program, sections), timeout)
+        except subprocess.TimeoutExpired:
+            raise ProfilerUnavailableError(
+                f"the kernel did not finish under ncu within {timeout:g} s (does it hang?): ncu and the kernel's "
+                "process were stopped"
+            ) from None
         output = ran.stdout + ran.stderr
         if (problem := ncu_refusal(output)) or ran.returncode != 0 or not report.with_suffix(".ncu-rep").exists():
             last = (output.strip().splitlines() or ["no output"])[-1]
             raise ProfilerUnavailableError(problem or f"the kernel did not run under ncu: {last}")
         read = [ncu, "--import", str(report.with_suffix(".ncu-rep")), "--csv", "--page"]
-        imported = subprocess.run([*read, "details"], capture_output=True, text=True, timeout=timeout)
-        source_page = None
-        if "SourceCounters" in sections:
-            source_page = subprocess.run([*read, "source", "--print-source", "sass"], capture_output=True, text=True, timeout=timeout)
+        try:
+            imported = run_tool([*read, "details"], timeout)
+            source_page = run_tool([*read, "source", "--print-source", "sass"], timeout) if "SourceCounters" in sections else None
+        except subprocess.TimeoutExpired:
+            raise ProfilerUnavailableError(f"ncu could not read back its report within {timeout:g} s") from None
     if imported.returncode != 0:
         raise ProfilerUnavailableError(ncu_refusal(imported.stderr) or "ncu could not read back its report")
     frame = parse_ncu_csv(imported.stdout)

@@ -12,11 +12,9 @@ finding the tools in :mod:`tilelab.machine.cuda_tools`.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import re
-import signal
 import subprocess
 import tempfile
 import time
@@ -28,7 +26,7 @@ from typing import Any
 
 from tilelab import _tilelang as tl
 from tilelab.machine import cache as machine_cache
-from tilelab.machine.cuda_tools import cubins_in_library, find_tool, tool_version
+from tilelab.machine.cuda_tools import cubins_in_library, find_tool, run_tool, tool_version
 from tilelab.machine.record import build_facts, machine_record
 from tilelab.machine.text import (
     INSTRUCTION_CLASSES,
@@ -115,29 +113,8 @@ class BuildError(RuntimeError):
 
 
 def _run(command: list[str], timeout: float, scratch: Path | None = None) -> subprocess.CompletedProcess:
-    """Run a CUDA tool in a session of its own; ``scratch``, if given, is its ``TMPDIR``.
-
-    A notebook's interrupt goes to the kernel's whole process group: in that group, the build of an earlier cell's
-    machine code, running beside the interrupted cell, would die with it ("cicc died due to signal 2"). A timeout,
-    or an interrupt of a caller waiting here, stops the tool and all it started: nvcc killed alone leaves its cicc
-    running and its ``tmpxft`` files behind. Whatever a stopped tool leaves in ``scratch`` goes with the build's
-    directory.
-    """
-    env = None
-    if scratch is not None:
-        scratch.mkdir(exist_ok=True)
-        env = {**os.environ, "TMPDIR": str(scratch)}
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
-    )
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except BaseException:
-        with contextlib.suppress(ProcessLookupError):  # all of it has exited already
-            os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        raise
-    result = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+    """:func:`run_tool`; a failure raises :class:`BuildError` with the tool's error lines."""
+    result = run_tool(command, timeout, scratch)
     if result.returncode != 0:
         output = (result.stderr + result.stdout).splitlines()
         errors = [line for line in output if _ERROR_LINE.search(line)] or output[-20:]

@@ -1,19 +1,48 @@
 """CUDA's command-line tools and files: where nvcc, ptxas, nvdisasm, cuobjdump and ncu are,
-which version each is, and the cubins embedded in a compiled TileLang library.
+which version each is, how one is run (:func:`run_tool`), and the cubins embedded in a compiled TileLang library.
 
 No tool is run at import; a missing tool is None, never an error here.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 from pathlib import Path
+
+
+def run_tool(command: list[str], timeout: float, scratch: Path | None = None) -> subprocess.CompletedProcess:
+    """Run a CUDA tool to its end, its output captured as text, in a session of its own; ``scratch`` (made if
+    missing) is its ``TMPDIR``.
+
+    Jupyter interrupts a kernel by signalling its whole process group: in that group, a tool running beside the
+    interrupted cell (an earlier cell's machine-code build) would die with it ("cicc died due to signal 2"). A
+    timeout, or an interrupt of the caller waiting here, stops the tool with all it started: nvcc killed alone
+    leaves its cicc compiling on and its ``tmpxft`` files behind, ncu its profiled program on the GPU. Raises
+    ``subprocess.TimeoutExpired`` past ``timeout`` seconds.
+    """
+    env = None
+    if scratch is not None:
+        scratch.mkdir(exist_ok=True)
+        env = {**os.environ, "TMPDIR": str(scratch)}
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):  # all of it has exited already
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def _wheel_bin_dirs() -> list[Path]:
