@@ -169,6 +169,8 @@ def test_tune_writes_one_csv_row_per_config(tmp_path):
         (["report", "gemm_kernels.py::matmul", "--args", "(1,"], "is not a Python expression"),
         # Read before the file is imported (it would raise): a typo is told at once, not after TileLang's import.
         (["tune", "raises.py::matmul", "block_M=64,,128"], "cannot read 'block_M=64,,128'"),
+        (["tune", "gemm_kernels.py", "block_M=64,128"], "'gemm_kernels.py': expected FILE.py::KERNEL"),
+        (["tune", "missing.py::matmul", "block_M=64,128"], "missing.py: no such file"),
         (["diff", "missing.json", "missing.json"], "missing.json: no such file"),
         (["diff", "a.json", "b.json", "--fail-on", "speed"], "choose among registers,spills,shared,passes,launch"),
     ],

@@ -15,18 +15,15 @@ import tilelab
 from tilelab import _tilelang as tl
 from tilelab.sharing import load
 
-__all__ = ["UsageError", "call_arguments", "compiled_arguments", "load_kernel", "read_record"]
+__all__ = ["UsageError", "call_arguments", "compiled_arguments", "kernel_spec", "load_kernel", "read_record"]
 
 
 class UsageError(Exception):
     """Bad command-line input: one line on stderr, exit code 2."""
 
 
-def load_kernel(spec: str, plain_functions: bool = False) -> tuple[str, Any, dict[str, Any]]:
-    """``(name, kernel, module namespace)`` for ``FILE.py::KERNEL``; the file is imported, not run as a script.
-
-    With ``plain_functions`` (tuning), a plain function returning a ``PrimFunc`` is a kernel too.
-    """
+def kernel_spec(spec: str) -> tuple[Path, str]:
+    """The file and the kernel's name of ``FILE.py::KERNEL``, checked without importing anything."""
     file, sep, name = spec.rpartition("::")
     if not sep or not file or not name:
         raise UsageError(f"{spec!r}: expected FILE.py::KERNEL, e.g. kernels.py::matmul")
@@ -35,6 +32,16 @@ def load_kernel(spec: str, plain_functions: bool = False) -> tuple[str, Any, dic
     path = Path(file)
     if not path.is_file():
         raise UsageError(f"{file}: no such file")
+    return path, name
+
+
+def load_kernel(spec: str, plain_functions: bool = False) -> tuple[str, Any, dict[str, Any]]:
+    """``(name, kernel, module namespace)`` for ``FILE.py::KERNEL``; the file is imported, not run as a script.
+
+    With ``plain_functions`` (tuning), a plain function returning a ``PrimFunc`` is a kernel too.
+    """
+    path, name = kernel_spec(spec)
+    file = spec.rpartition("::")[0]
     namespace = _import_file(path)
     if name not in namespace:
         found = ", ".join(_kernels_in(namespace)) or "none"

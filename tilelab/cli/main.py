@@ -232,10 +232,10 @@ def _cache(options: argparse.Namespace) -> int:
 
 
 def _tune(options: argparse.Namespace) -> int:
-    from tilelab.cli.load import call_arguments, compiled_arguments, load_kernel
+    from tilelab.cli.load import call_arguments, compiled_arguments, kernel_spec, load_kernel
     from tilelab.cli.tune import check_output, check_params, run_tune, write_rows
 
-    _file, _, name = options.kernel.rpartition("::")
+    _file, name = kernel_spec(options.kernel)
     output = options.out or Path(f"{name}.csv")
     check_output(output)  # before the (slow) imports of TileLang and the kernel's file, as the --args check
     compiled_arguments(options.args)
