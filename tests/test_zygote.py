@@ -149,8 +149,8 @@ def test_a_compile_that_times_out_is_killed_with_the_processes_it_started(own_en
 
 @pytest.mark.parametrize("started", ["forked", "spawned"])
 def test_a_workers_temporary_files_go_with_it_and_each_compile_clears_the_last_ones(own_environment, monkeypatch, tmp_path, started):
-    # TileLang writes each compile's source and library to the temporary folder and never removes them: a sweep
-    # of a thousand CUDA configs would leave a thousand libraries behind.
+    # TileLang's library generator (CPU kernels, the cython backend) writes each compile's source and
+    # library to the temporary folder and never removes them: a sweep of a thousand configs would leave them all.
     if started == "spawned":
         monkeypatch.setenv("TILELAB_ZYGOTE", "0")
     temporary = tmp_path / "tmp"

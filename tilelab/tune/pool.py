@@ -51,8 +51,8 @@ class Worker:
     """
 
     def __init__(self, setup: bytes | None = None) -> None:
-        # TileLang leaves each compile's source and library in the temporary folder: a worker's own is removed
-        # with it, whatever ends it.
+        # TileLang's library generator leaves each compile's source and library in the temporary folder: a
+        # worker's own is removed with it, whatever ends it.
         self.scratch = tempfile.mkdtemp(prefix="tilelab-worker-")
         self.env = {**worker_environment(), SCRATCH: self.scratch}
         self.log = tempfile.TemporaryFile()  # noqa: SIM115  (lives as long as the worker; closed in stop())

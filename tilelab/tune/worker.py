@@ -38,8 +38,9 @@ from tilelab.tune.resources import launch_columns, resource_columns
 __all__ = ["SCRATCH", "read_message", "serve", "warm_up", "write_message"]
 
 _HEADER = struct.Struct("!I")
-# The variable naming the worker's temporary folder (made and removed by the pool): TileLang writes each compile's
-# source and library to the temporary folder and never removes them, nor does nvcc when it is killed.
+# The variable naming the worker's temporary folder (made and removed by the pool): TileLang's library generator
+# (CPU kernels, the cython backend) writes each compile's source and library to the temporary folder
+# and never removes them, nor does nvcc when it is killed.
 SCRATCH = "TILELAB_WORKER_SCRATCH"
 
 
