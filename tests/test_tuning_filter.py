@@ -82,6 +82,19 @@ def test_the_widget_answers_a_filtered_request_and_the_finished_view_keeps_its_u
     assert as_sent(view.data()) == unfiltered
 
 
+def test_a_finished_view_first_asked_for_filtered_rows_still_shows_every_row_when_asked_plainly():
+    view = TuningView(_sweep())
+
+    filtered = as_sent(view.widget.answer({"id": 5, "type": "tuning", "sort": None, "filter": "block<200"}))
+    plain = as_sent(view.data())
+
+    assert filtered["rows"]["note"] == "12 of 250 rows match"
+    assert plain["rows"] == as_sent(rows_data(view.result)) and plain["rows"]["matched"] == 250
+    assert {key: value for key, value in plain.items() if key != "rows"} == {
+        key: value for key, value in filtered.items() if key not in ("rows", "id", "type")  # the answer's envelope
+    }
+
+
 def test_hostile_filters_and_the_error_text_they_find_stay_text():
     found = rows_data(_sweep(30), row_filter="onerror")
     assert found["matched"] == 3 and all(error.endswith(EVIL) for error in _column(found, "error"))

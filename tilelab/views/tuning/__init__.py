@@ -65,10 +65,14 @@ class TuningView(BundleView):
         the rows' order the user clicked and the filter they typed (:func:`~tilelab.views.tuning.data.rows_data`)."""
         asked = sort is not None or row_filter is not None
         if self._final is not None:
-            return {**self._final, "rows": rows_data(self.result, sort=sort, row_filter=row_filter)} if asked else self._final
+            if asked:
+                return {**self._final, "rows": rows_data(self.result, sort=sort, row_filter=row_filter)}
+            if self._final["rows"] is None:  # kept by a sorted or filtered ask: the rows as they come, made once
+                self._final["rows"] = rows_data(self.result)
+            return self._final
         data = tuning_data(self.result, *self.axes, sort=sort, row_filter=row_filter)
         if finished(self.result):
-            self._final = {**data, "rows": rows_data(self.result)} if asked else data
+            self._final = {**data, "rows": None} if asked else data
         return data
 
     # -- pieces of the snapshot, each from its part of the data ----------------------
