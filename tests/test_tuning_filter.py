@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from htmlcheck import parse
 from tabdata import as_sent
+from test_tune_view import _result as _two_parameters
 from test_tuning_rows import EVIL, _column, _sweep
 
 from tilelab.views.tuning import TuningView
-from tilelab.views.tuning.data import rows_data
-from tilelab.views.tuning.snapshot import rows_html
+from tilelab.views.tuning.data import pivot_data, rows_data
+from tilelab.views.tuning.snapshot import rows_html, tuning_html
 
 
 def test_status_not_ok_keeps_every_failure_and_says_how_many_of_the_rows_match():
@@ -104,3 +105,39 @@ def test_hostile_filters_and_the_error_text_they_find_stay_text():
         markup = rows_html(rows_data(_sweep(30), row_filter=typed))
         assert "<script>" not in markup and "<img" not in markup
         assert "&lt;" in markup  # said back, escaped: as the filter or in why it could not be read
+
+
+# -- the heat map shows the rows the filter keeps -------------------------------------------------------------------
+def _heat(pivot: dict) -> list[list[str | None]]:
+    return [[cell and cell["text"] for cell in row["cells"]] for row in pivot["rows"]]
+
+
+def test_the_heat_map_shows_the_rows_the_filter_keeps_on_the_whole_grid():
+    result = _two_parameters()  # block_M x block_N: 0.9 0.5 / 0.7 (a mismatch)
+
+    everything, slice_ = pivot_data(result), pivot_data(result, row_filter="block_N=64")
+
+    assert _heat(everything) == [["0.9", "0.5"], ["0.7", None]]
+    assert _heat(slice_) == [["0.9", None], ["0.7", None]]
+    assert slice_["columns"] == everything["columns"] == ["64", "128"]  # the grid does not move as one types
+    assert slice_["rows"][1]["cells"][0]["best"] and not slice_["rows"][0]["cells"][0]["best"]
+    assert "over the rows that match the filter" in slice_["caption"]
+    assert pivot_data(result, row_filter="blok_N=64") == everything  # unreadable: the rows' table says why
+
+
+def test_a_filter_that_keeps_no_timed_row_leaves_the_grid_empty_and_says_why():
+    pivot = pivot_data(_two_parameters(), row_filter="status!=ok")
+
+    assert _heat(pivot) == [[None, None], [None, None]]
+    assert pivot["caption"] == "latency (ms) of matmul: no row that matches the filter has one"
+    assert "no row that matches the filter has one" in parse(tuning_html(as_sent({**TuningView(_two_parameters()).data(), "pivot": pivot}))).all_text()
+
+
+def test_the_widgets_filtered_answer_carries_the_filtered_heat_map_and_the_view_keeps_the_whole_one():
+    view = TuningView(_two_parameters())
+    whole = as_sent(view.data())
+
+    reply = as_sent(view.widget.answer({"id": 6, "type": "tuning", "filter": "block_N=64"}))
+
+    assert _heat(reply["pivot"]) == [["0.9", None], ["0.7", None]]
+    assert as_sent(view.data()) == whole

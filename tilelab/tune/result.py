@@ -289,10 +289,11 @@ class TuneResult:
         cell = (best.config.get(table.index.name), best.config.get(table.columns.name))
         return cell if cell[0] in table.index and cell[1] in table.columns and not math.isnan(table.loc[cell]) else None
 
-    def pivot_table(self, index: str | None = None, columns: str | None = None, values: str = "latency_ms"):
-        """The plain DataFrame behind :meth:`pivot`."""
+    def pivot_table(self, index: str | None = None, columns: str | None = None, values: str = "latency_ms", frame: Any = None):
+        """The plain DataFrame behind :meth:`pivot`; ``frame``: the rows of :meth:`to_pandas` to take (default:
+        all). Its labels are every value the space has, whichever rows are taken."""
         index, columns = self._axes(index, columns)
-        frame = self.to_pandas()
+        frame = self.to_pandas() if frame is None else frame
         ok = frame[frame["status"] == TuneStatus.OK.value]
         table = ok.pivot_table(index=index, columns=columns, values=values, aggfunc="min")
         labels = {name: sorted({c[name] for c in self.configs if name in c}, key=_sort_key) for name in (index, columns)}

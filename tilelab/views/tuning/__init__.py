@@ -66,7 +66,10 @@ class TuningView(BundleView):
         asked = sort is not None or row_filter is not None
         if self._final is not None:
             if asked:
-                return {**self._final, "rows": rows_data(self.result, sort=sort, row_filter=row_filter)}
+                rows = rows_data(self.result, sort=sort, row_filter=row_filter)
+                if row_filter is None:
+                    return {**self._final, "rows": rows}
+                return {**self._final, "rows": rows, "pivot": pivot_data(self.result, *self.axes, row_filter)}
             if self._final["rows"] is None:  # kept by a sorted or filtered ask: the rows as they come, made once
                 self._final["rows"] = rows_data(self.result)
             return self._final

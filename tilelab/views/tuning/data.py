@@ -59,7 +59,7 @@ def tuning_data(
     ``row_filter``: the rows' order and filter (:func:`rows_data`)."""
     return {
         "progress": progress_data(result),
-        "pivot": pivot_data(result, index, columns),
+        "pivot": pivot_data(result, index, columns, row_filter),
         "search": search_data(result, final=finished(result)),
         "timeline": timeline_data(result),
         "rows": rows_data(result, sort=sort, row_filter=row_filter),
@@ -157,13 +157,7 @@ def rows_data(
             "columns": [], "headers": [], "numeric": [], "cells": [], "colours": [], "sort": None, "of": 0,
             "matched": 0, "note": None, "filter": None, "filter_error": None,
         }  # fmt: skip
-    # The key's hashes and TileLang's entry are for to_pandas() and why(); the table shows who served each compile.
-    shown = frame.drop(columns=["device", *PROVENANCE_COLUMNS[1:]]).astype(object)
-    shown = shown.where(shown.notna(), None)  # pandas' NA and NaN become None: one "missing" for every column
-    marks = _marks(result)
-    shown.insert(0, "best", [marks.get(row.index, "") for row in result.ordered_rows()])
-    present = [c for c in shown.columns if c in result.swept or shown[c].map(_present).any()]
-    columns = sorted(present, key=lambda c: _column_rank(c, result.swept))
+    shown, columns = _shown(result, frame)
     kept, applied, problem = _filtered(shown, columns, row_filter)
     order = _sort_of(sort, columns)
     if order is None:
@@ -207,6 +201,18 @@ def _column_rank(column: Any, swept: tuple[str, ...]) -> tuple[int, int]:
     if column in _LATER_COLUMNS:
         return (4, _LATER_COLUMNS.index(column))
     return (3, 0)
+
+
+def _shown(result: Any, frame: Any) -> tuple[Any, list[Any]]:
+    """The rows' table as shown (``frame``, :meth:`to_pandas`, less what is for it alone, with the ``best`` marks)
+    and its columns in the order shown."""
+    # The key's hashes and TileLang's entry are for to_pandas() and why(); the table shows who served each compile.
+    shown = frame.drop(columns=["device", *PROVENANCE_COLUMNS[1:]]).astype(object)
+    shown = shown.where(shown.notna(), None)  # pandas' NA and NaN become None: one "missing" for every column
+    marks = _marks(result)
+    shown.insert(0, "best", [marks.get(row.index, "") for row in result.ordered_rows()])
+    present = [c for c in shown.columns if c in result.swept or shown[c].map(_present).any()]
+    return shown, sorted(present, key=lambda c: _column_rank(c, result.swept))
 
 
 def _filtered(shown: Any, columns: list[Any], text: str | None) -> tuple[Any, str | None, str | None]:
@@ -312,25 +318,32 @@ def _plain(value: Any) -> Any:
 
 
 # -- the heat map ----------------------------------------------------------------------------------------------
-def pivot_data(result: Any, index: str | None = None, columns: str | None = None) -> dict[str, Any] | None:
+def pivot_data(
+    result: Any, index: str | None = None, columns: str | None = None, row_filter: str | None = None
+) -> dict[str, Any] | None:
     """Latency (ms) over two swept parameters as a heat map; None when there is nothing to plot.
 
     Labels as text; each row's ``values`` (None: missing) and ``cells``: the
     value's ``text``, ``background`` (fastest bright), text ``colour`` and
     whether it is the ``best`` (outlined in ``mark``); a missing cell is None.
+    ``row_filter``: the rows' filter (:func:`rows_data`); the map then shows the rows it keeps, on the same grid.
     """
     if len(result.swept) < 2 or not result.runnable:
         return None
-    table = result.pivot_table(index, columns)
-    if table.isna().all().all():
+    kept = _rows_kept(result, row_filter)
+    table = result.pivot_table(index, columns, frame=kept)
+    if table.isna().all().all() and kept is None:
         return None
     values = [[None if math.isnan(v) else float(v) for v in line] for line in table.to_numpy(dtype=float)]
     finite = [value for line in values for value in line if value is not None]
-    low, high = min(finite), max(finite)
+    low, high = (min(finite), max(finite)) if finite else (0.0, 0.0)
     places = decimals(finite)
     index_name, columns_name = str(table.index.name), str(table.columns.name)
     cells = [[_heat_cell(value, low, high, places) for value in line] for line in values]
-    caption = f"latency (ms) of {result.kernel_name}: fastest bright, minimum outlined"
+    over = " over the rows that match the filter" if kept is not None else ""
+    caption = f"latency (ms) of {result.kernel_name}{over}: fastest bright, minimum outlined"
+    if not finite:
+        caption = f"latency (ms) of {result.kernel_name}: no row that matches the filter has one"
     chosen = result.chosen_cell(table)
     if chosen and (cell := cells[table.index.get_loc(chosen[0])][table.columns.get_loc(chosen[1])]) and not cell["best"]:
         cell["text"] += " ★"
@@ -348,6 +361,19 @@ def pivot_data(result: Any, index: str | None = None, columns: str | None = None
             for label, line, line_cells in zip(table.index, values, cells, strict=True)
         ],
     }
+
+
+def _rows_kept(result: Any, row_filter: str | None) -> Any:
+    """The rows of :meth:`to_pandas` that ``row_filter`` keeps; None when it keeps them all (none typed, or
+    unreadable: the rows' table says why)."""
+    if not row_filter or not row_filter.strip():
+        return None
+    frame = result.to_pandas()
+    if frame.empty:
+        return None
+    shown, columns = _shown(result, frame)
+    kept, applied, _problem = _filtered(shown, columns, row_filter)
+    return frame.loc[kept.index] if applied is not None else None
 
 
 def _heat_cell(value: float | None, low: float, high: float, places: int) -> dict[str, Any] | None:
