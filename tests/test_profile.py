@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -204,6 +207,21 @@ def test_two_device_kernels_each_get_their_own_warp_samples_placed_on_their_own_
     placed = [place_samples(record, launch) for launch in record.profile.kernels]
     assert [launch.kernel for launch in record.profile.kernels] == ["main_kernel", "main_kernel_1"]
     assert all(found is None or (found.unplaced == "" and found.by_cell_line) for found in placed)
+
+
+def test_the_profiled_program_ends_with_the_notebook_kernel_that_asked_for_it(tmp_path):
+    # ncu runs in a session of its own: a restarted notebook kernel's signal reaches neither it nor the program it
+    # profiles, which may hang on the GPU; the program watches the notebook's process instead.
+    os.mkfifo(tmp_path / "kernel.json")  # reading it blocks: a program that would never end
+    notebook = subprocess.Popen(["sleep", "600"])
+    program = subprocess.Popen([sys.executable, "-m", "tilelab.counters.run", str(tmp_path), str(notebook.pid)])
+    try:
+        notebook.kill()
+        notebook.wait()
+        assert program.wait(timeout=60) == 1
+    finally:
+        program.kill()
+        program.wait()
 
 
 @tilelang.jit(out_idx=[-1])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -183,7 +184,7 @@ def profile(kernel: Any, *inputs: Any, sections=DEFAULT_SECTIONS, timeout: float
         directory = Path(folder)
         _write_job(jit, inputs, directory)
         report = directory / "report"
-        program = [sys.executable, "-m", "tilelab.counters.run", str(directory)]
+        program = [sys.executable, "-m", "tilelab.counters.run", str(directory), str(os.getpid())]
         try:
             ran = run_tool(ncu_command(ncu, kernels, report, program, sections), timeout)
         except subprocess.TimeoutExpired:

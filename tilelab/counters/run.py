@@ -1,15 +1,45 @@
-"""The child process of :func:`tilelab.counters.ncu.profile`: ``python -m tilelab.counters.run FOLDER``.
+"""The child process of :func:`tilelab.counters.ncu.profile`: ``python -m tilelab.counters.run FOLDER [PID]``.
 
 Reads ``kernel.json`` (the PrimFunc as TVM JSON and its compile options) and
 ``inputs.pt`` (optional) from FOLDER, compiles the kernel, runs it once and
-waits for the GPU.
+waits for the GPU. It ends with process ``PID`` (the notebook's kernel that
+asked for the profile): ncu runs in a session of its own, which the signal of a
+restarted kernel does not reach, and a kernel that hangs would hold the GPU on.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import select
 import sys
+import threading
+import time
 from pathlib import Path
+
+
+def _exit_with(asker: int) -> None:
+    """End this process, whatever it is waiting for, once process ``asker`` has ended."""
+    try:
+        ended = os.pidfd_open(asker)
+    except ProcessLookupError:
+        os._exit(1)
+    except OSError:  # no pidfd here: ask every second
+        while _alive(asker):
+            time.sleep(1.0)
+        os._exit(1)
+    select.select([ended], [], [])
+    os._exit(1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's: alive
+        pass
+    return True
 
 
 def _random_inputs(kernel) -> list:
@@ -44,4 +74,6 @@ def main(folder: Path) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2:
+        threading.Thread(target=_exit_with, args=(int(sys.argv[2]),), daemon=True).start()
     main(Path(sys.argv[1]))
