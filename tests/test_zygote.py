@@ -141,7 +141,7 @@ def test_a_compile_that_times_out_is_killed_with_the_processes_it_started(own_en
     )
     kernel = kernel_module(tmp_path, f"timeout_with_a_tool_{started}", "runs_a_tool", body=body)
 
-    result = tilelab.tune(kernel, block=tilelab.choices([32]), db=":memory:", timeout=3, rebench=0)
+    result = tilelab.tune(kernel, block=tilelab.choices([32]), db=":memory:", timeout=5, rebench=0)
 
     assert result.rows[0].status == TuneStatus.TIMEOUT
     assert _wait_until(lambda: _ended(int((tmp_path / "tool.pid").read_text())))
