@@ -19,7 +19,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from tilelab.counters.summary import summarize
 from tilelab.errors import TileLabError
 from tilelab.estimate import estimate_of_built
 from tilelab.machine.cuda_tools import find_tool, run_tool
+from tilelab.scratch import scratch
 from tilelab.targets import gpu_name
 
 __all__ = ["DEFAULT_SECTIONS", "ProfilerUnavailableError", "ncu_command", "ncu_refusal", "parse_ncu_csv", "profile"]
@@ -180,7 +180,7 @@ def profile(kernel: Any, *inputs: Any, sections=DEFAULT_SECTIONS, timeout: float
     kernels = list(dict.fromkeys(_GLOBAL.findall(jit.get_kernel_source())))
     if not kernels:
         raise ProfilerUnavailableError("profile(): no __global__ kernel found in the kernel's CUDA source")
-    with tempfile.TemporaryDirectory(prefix="tilelab-ncu-") as folder:
+    with scratch("ncu") as folder:
         directory = Path(folder)
         _write_job(jit, inputs, directory)
         report = directory / "report"

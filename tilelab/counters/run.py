@@ -17,6 +17,8 @@ import threading
 import time
 from pathlib import Path
 
+from tilelab.scratch import process_alive
+
 
 def _exit_with(asker: int) -> None:
     """End this process, whatever it is waiting for, once process ``asker`` has ended."""
@@ -25,21 +27,11 @@ def _exit_with(asker: int) -> None:
     except ProcessLookupError:
         os._exit(1)
     except OSError:  # no pidfd here: ask every second
-        while _alive(asker):
+        while process_alive(asker):
             time.sleep(1.0)
         os._exit(1)
     select.select([ended], [], [])
     os._exit(1)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's: alive
-        pass
-    return True
 
 
 def _random_inputs(kernel) -> list:

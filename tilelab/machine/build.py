@@ -16,7 +16,6 @@ import functools
 import os
 import re
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -40,6 +39,7 @@ from tilelab.machine.text import (
     presumed_lines,
 )
 from tilelab.records import MachineCodeRecord
+from tilelab.scratch import scratch
 
 __all__ = [
     "INSTRUCTION_CLASSES",
@@ -267,7 +267,7 @@ def _build_facts(
 ) -> dict[str, Any]:
     """Build in a scratch directory; TileLang's own cubin (of ``kernel``) is disassembled meanwhile."""
     tools = dict(tools)
-    with tempfile.TemporaryDirectory(prefix="tilelab-machine-") as directory, ThreadPoolExecutor(1) as aside:
+    with scratch("machine") as directory, ThreadPoolExecutor(1) as aside:
         theirs = aside.submit(_disassemble_tilelang_cubin, kernel, Path(directory), timeout) if kernel else None
         built = build(
             device_source,

@@ -35,6 +35,7 @@ import threading
 import time
 from functools import cache
 
+from tilelab.scratch import scratch_dir
 from tilelab.tune.processes import compile_key, start_worker, worker_environment, zygote_for
 from tilelab.tune.worker import SCRATCH, write_message
 
@@ -53,7 +54,7 @@ class Worker:
     def __init__(self, setup: bytes | None = None) -> None:
         # TileLang's library generator leaves each compile's source and library in the temporary folder: a
         # worker's own is removed with it, whatever ends it.
-        self.scratch = tempfile.mkdtemp(prefix="tilelab-worker-")
+        self.scratch = scratch_dir("worker")
         self.env = {**worker_environment(), SCRATCH: self.scratch}
         self.log = tempfile.TemporaryFile()  # noqa: SIM115  (lives as long as the worker; closed in stop())
         self.spawned = time.monotonic()
