@@ -99,7 +99,6 @@ def test_profiling_something_that_is_not_a_compiled_kernel_says_what_to_pass():
 @pytest.fixture(scope="module")
 def compiled_gemm():
     """The GEMM compiled for sm_90a: no GPU needed until it runs."""
-    import tilelang
     from tvm.target import Target
 
     target = Target({"kind": "cuda", "arch": "sm_90a"})
@@ -116,7 +115,7 @@ def test_without_ncu_profiling_is_one_clear_line(compiled_gemm, monkeypatch):
 
 
 def test_a_kernel_that_hangs_under_ncu_is_stopped_at_the_timeout_with_one_clear_line(compiled_gemm, monkeypatch, tmp_path):
-    # This ncu starts the program it profiles, which never ends, as a hanging kernel's would not.
+    # This ncu starts a program that never ends, as the program of a kernel that hangs would not.
     fake = tmp_path / "ncu"
     fake.write_text(f'#!/bin/sh\nsleep 600 & echo $! > "{tmp_path}/program.pid"\nwait\n')
     fake.chmod(0o755)
