@@ -24,7 +24,15 @@ from tilelab.registry import default_registry
 from tilelab.views._bundle import BundleView
 from tilelab.views.html import sanitiser_proof
 from tilelab.views.tuning import snapshot
-from tilelab.views.tuning.data import analysis_data, finished, pivot_data, progress_data, rows_data, tuning_data
+from tilelab.views.tuning.data import (
+    analysis_data,
+    finished,
+    pivot_data,
+    progress_data,
+    rows_and_pivot,
+    rows_data,
+    tuning_data,
+)
 from tilelab.views.widgets import TuningWidget, bundle_problem
 
 __all__ = ["TuningView", "search_html"]
@@ -65,11 +73,11 @@ class TuningView(BundleView):
         the rows' order the user clicked and the filter they typed (:func:`~tilelab.views.tuning.data.rows_data`)."""
         asked = sort is not None or row_filter is not None
         if self._final is not None:
-            if asked:
-                rows = rows_data(self.result, sort=sort, row_filter=row_filter)
-                if row_filter is None:
-                    return {**self._final, "rows": rows}
-                return {**self._final, "rows": rows, "pivot": pivot_data(self.result, *self.axes, row_filter)}
+            if asked:  # the heat map follows a filter; a sort changes only the rows
+                parts = rows_and_pivot(self.result, *self.axes, sort, row_filter) if row_filter is not None else {
+                    "rows": rows_data(self.result, sort=sort)
+                }
+                return {**self._final, **parts}
             if self._final["rows"] is None:  # kept by a sorted or filtered ask: the rows as they come, made once
                 self._final["rows"] = rows_data(self.result)
             return self._final

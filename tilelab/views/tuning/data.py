@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 from typing import Any
 
 from tilelab.provenance import PROVENANCE_COLUMNS
@@ -39,6 +40,7 @@ __all__ = [
     "finished",
     "pivot_data",
     "progress_data",
+    "rows_and_pivot",
     "rows_data",
     "search_data",
     "timeline_data",
@@ -59,10 +61,9 @@ def tuning_data(
     ``row_filter``: the rows' order and filter (:func:`rows_data`)."""
     return {
         "progress": progress_data(result),
-        "pivot": pivot_data(result, index, columns, row_filter),
+        **rows_and_pivot(result, index, columns, sort, row_filter),
         "search": search_data(result, final=finished(result)),
         "timeline": timeline_data(result),
-        "rows": rows_data(result, sort=sort, row_filter=row_filter),
         "text": repr(result),
     }
 
@@ -151,14 +152,44 @@ def rows_data(
     the bookkeeping after them, ``error`` last; a column's floats share one number of decimals (:func:`decimals`),
     missing values are empty; only a status has a colour (None: the text's).
     """
+    return _rows(_selection(result, row_filter), limit, sort)
+
+
+def rows_and_pivot(
+    result: Any, index: str | None, columns: str | None, sort: dict[str, Any] | None, row_filter: str | None
+) -> dict[str, Any]:
+    """``rows`` (:func:`rows_data`) and ``pivot`` (:func:`pivot_data`) under one filter, worked out once."""
+    selection = _selection(result, row_filter)
+    return {"rows": _rows(selection, ROW_LIMIT, sort), "pivot": _pivot(result, index, columns, selection)}
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """A result's rows and what the rows' filter keeps of them (:func:`_filtered`)."""
+
+    frame: Any  # to_pandas()
+    columns: list[Any]  # the table's, in the order shown
+    kept: Any  # the rows shown that the filter keeps
+    applied: str | None
+    problem: str | None
+
+
+def _selection(result: Any, row_filter: str | None) -> _Selection | None:
+    """The rows and what ``row_filter`` keeps of them; None when there are no rows yet."""
     frame = result.to_pandas()
     if frame.empty:
+        return None
+    shown, columns = _shown(result, frame)
+    return _Selection(frame, columns, *_filtered(shown, columns, row_filter))
+
+
+def _rows(selection: _Selection | None, limit: int, sort: dict[str, Any] | None) -> dict[str, Any]:
+    if selection is None:
         return {
             "columns": [], "headers": [], "numeric": [], "cells": [], "colours": [], "sort": None, "of": 0,
             "matched": 0, "note": None, "filter": None, "filter_error": None,
         }  # fmt: skip
-    shown, columns = _shown(result, frame)
-    kept, applied, problem = _filtered(shown, columns, row_filter)
+    frame, columns, kept = selection.frame, selection.columns, selection.kept
     order = _sort_of(sort, columns)
     if order is None:
         shown = kept.tail(limit)
@@ -177,9 +208,9 @@ def rows_data(
         "sort": order,
         "of": len(frame),
         "matched": len(kept),
-        "note": _rows_note(len(shown), len(kept), len(frame), order, applied is not None),
-        "filter": applied,
-        "filter_error": problem,
+        "note": _rows_note(len(shown), len(kept), len(frame), order, selection.applied is not None),
+        "filter": selection.applied,
+        "filter_error": selection.problem,
     }
 
 
@@ -328,9 +359,15 @@ def pivot_data(
     whether it is the ``best`` (outlined in ``mark``); a missing cell is None.
     ``row_filter``: the rows' filter (:func:`rows_data`); the map then shows the rows it keeps, on the same grid.
     """
+    typed = row_filter is not None and row_filter.strip()
+    return _pivot(result, index, columns, _selection(result, row_filter) if typed else None)
+
+
+def _pivot(result: Any, index: str | None, columns: str | None, selection: _Selection | None) -> dict[str, Any] | None:
     if len(result.swept) < 2 or not result.runnable:
         return None
-    kept = _rows_kept(result, row_filter)
+    # The rows the filter keeps; None when it keeps them all (none typed, or unreadable: the rows' table says why).
+    kept = selection.frame.loc[selection.kept.index] if selection is not None and selection.applied is not None else None
     table = result.pivot_table(index, columns, frame=kept)
     if table.isna().all().all() and kept is None:
         return None
@@ -361,19 +398,6 @@ def pivot_data(
             for label, line, line_cells in zip(table.index, values, cells, strict=True)
         ],
     }
-
-
-def _rows_kept(result: Any, row_filter: str | None) -> Any:
-    """The rows of :meth:`to_pandas` that ``row_filter`` keeps; None when it keeps them all (none typed, or
-    unreadable: the rows' table says why)."""
-    if not row_filter or not row_filter.strip():
-        return None
-    frame = result.to_pandas()
-    if frame.empty:
-        return None
-    shown, columns = _shown(result, frame)
-    kept, applied, _problem = _filtered(shown, columns, row_filter)
-    return frame.loc[kept.index] if applied is not None else None
 
 
 def _heat_cell(value: float | None, low: float, high: float, places: int) -> dict[str, Any] | None:
