@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -40,3 +41,11 @@ def finish(proc: subprocess.Popen, timeout_s: float) -> str:
             proc.communicate()
         proc.stderr_file.seek(0)  # type: ignore[attr-defined]
         pytest.fail(f"the child did not exit within {timeout_s} s; its stderr and stacks:\n{proc.stderr_file.read()[-6000:]}")  # type: ignore[attr-defined]
+
+
+def process_ended(pid: int) -> bool:
+    """Process ``pid`` has exited (a zombie not yet reaped has exited too)."""
+    try:
+        return "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from python_child import process_ended
 
 from tilelab.machine.build import build, find_tool, machine_code
 
@@ -40,15 +41,6 @@ def fake_nvcc(tmp_path, monkeypatch):
     find_tool.cache_clear()
 
 
-def _gone(pid: int) -> bool:
-    """The process has exited (a zombie not yet reaped by its new parent has exited too)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat.rpartition(")")[2].split()[0] == "Z"
-
-
 def test_nvcc_runs_outside_the_notebooks_process_group_so_an_interrupt_of_another_cell_spares_it(fake_nvcc, tmp_path):
     # Jupyter interrupts a kernel by signalling its whole process group; a build running beside the interrupted cell
     # must not be in it.
@@ -69,7 +61,7 @@ def test_a_build_that_times_out_stops_nvcc_with_all_it_started_and_its_temporary
     (tmp_path / "build").mkdir()
     with pytest.raises(subprocess.TimeoutExpired):
         build(TINY, "sm_90a", tmp_path / "build", line_info=False, timeout=1)
-    assert _gone(int((seen / "pid").read_text()))
+    assert process_ended(int((seen / "pid").read_text()))
     assert (tmp_path / "build" / "tmp" / "tmpxft_0000_kernel.ii").exists()
 
 
