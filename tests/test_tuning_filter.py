@@ -1,5 +1,5 @@
-"""The filter above the tuning view's rows: ``status!=ok``, ``block=128``, ``latency_ms<1.005``, a word such as
-``ptxas``. The kernel reads it and keeps the rows it matches, before the sort and the 200-row limit, so a large
+"""The filter above the tuning view's rows: ``status!=ok``, ``block=128``, ``block=64|128``, ``latency_ms<1.005``, a
+word such as ``ptxas``. The kernel reads it and keeps the rows it matches, before the sort and the 200-row limit, so a large
 sweep's failures or one corner of its space are a few keystrokes away."""
 
 from __future__ import annotations
@@ -39,6 +39,18 @@ def test_a_word_alone_is_looked_for_in_every_value_and_quotes_keep_spaces():
     assert len(rows_data(_sweep(), row_filter='error="ptxas: too much"')["cells"]) == 0  # = is the whole value
     assert rows_data(_sweep(), row_filter="error=")["matched"] == 225  # an empty value: a missing one
     assert rows_data(_sweep(), row_filter="error!=")["matched"] == 25
+
+
+def test_a_bar_between_values_keeps_the_rows_that_have_any_of_them():
+    assert _column(rows_data(_sweep(), row_filter="block=32|128|64"), "block") == ["32", "64", "128"]
+    assert rows_data(_sweep(), row_filter="block!=32|128")["matched"] == 248  # neither
+    assert rows_data(_sweep(), row_filter="status=timeout|COMPILE_ERROR")["matched"] == 25
+    assert rows_data(_sweep(), row_filter="error=|nothing")["matched"] == 225  # no error, or that one
+    assert rows_data(_sweep(), row_filter="nvcc|ptxas")["matched"] == 25  # a word alone: any of them, anywhere
+    assert rows_data(_sweep(), row_filter="block=48|64 status=ok")["matched"] == 1  # config 3 (block 64) failed
+
+    ordering = rows_data(_sweep(30), row_filter="latency_ms<1|2")
+    assert ordering["filter_error"] == "latency_ms<1|2: < compares with one number (| gives alternatives to = and !=)"
 
 
 def test_a_filter_comes_before_the_sort_and_the_limit():

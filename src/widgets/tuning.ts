@@ -190,10 +190,11 @@ class FilterBar {
   constructor(onFilter: (text: string) => void) {
     const input = h('input', 'tl-tuning-filter-input');
     input.type = 'search';
-    input.placeholder = 'filter: status!=ok block_M=128 latency_ms<0.3';
+    input.placeholder = 'filter: status!=ok block_M=64|128 latency_ms<0.3';
     input.title =
       'Show the rows that meet every term: column=value, column!=value, column<number (or <=, >, >=), ' +
-      'or a word that some value holds; quotes keep spaces ("shared memory")';
+      'or a word that some value holds; | between values: any of them (block_M=64|128); ' +
+      'quotes keep spaces ("shared memory")';
     input.setAttribute('aria-label', 'filter the rows');
     keepKeys(input);
     input.addEventListener('input', () => onFilter(input.value));

@@ -109,11 +109,11 @@ def test_the_tuning_view_reads_in_light_and_dark_themes(lab):
     assert page.evaluate("() => document.activeElement.getAttribute('aria-label')") == "filter the rows"
     assert page.locator(".jp-Notebook .jp-Cell").count() == 1
     assert "no row that matches the filter has one" in view.inner_text()  # the heat map: no latency to show
-    filter_box.fill("block_M=64 latency_ms<0.25")
-    view.wait_for_selector("div:text-is('2 of 9 rows match')")
-    assert view.query_selector(rows).evaluate(latencies) == ["0.213", "0.200"]  # still slowest first
+    filter_box.fill("block_M=64|256 latency_ms<0.25")
+    view.wait_for_selector("div:text-is('3 of 9 rows match')")
+    assert view.query_selector(rows).evaluate(latencies) == ["0.239", "0.213", "0.200"]  # still slowest first
     heat = "node => [...node.querySelectorAll('td')].map(td => td.textContent.trim()).filter(t => t && t !== '—')"  # — : no value
-    assert sorted(view.query_selector("table[data-tilelab='tuning-pivot']").evaluate(heat)) == ["0.200", "0.213 ★"]
+    assert sorted(view.query_selector("table[data-tilelab='tuning-pivot']").evaluate(heat)) == ["0.200", "0.213 ★", "0.239"]
     lab.screenshot("tuning-filtered.png")
     filter_box.fill("blok_M=64")
     problem = view.wait_for_selector("[data-tilelab='tuning-filter-error']:has-text(\"no column 'blok_M'\")")

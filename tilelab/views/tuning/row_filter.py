@@ -6,6 +6,7 @@ A filter is terms separated by spaces, and a row is shown when it meets every on
   anything else as text, in any case (``status=ok``); an empty ``value`` is a missing one (``error=``: no error);
 - ``column<value``, ``<=``, ``>``, ``>=``: the row's value is a number beyond ``value`` (``latency_ms<0.25``);
 - a word alone: some value of the row holds it as text, in any case (``ptxas``, ``error`` for every failed status);
+- ``|`` between values: any of them (``block_M=64|128``, ``status!=ok|timeout``: neither, ``ptxas|nvcc``);
 - double quotes keep spaces inside a term (``"shared memory"``, ``error="out of"``).
 
 A filter that cannot be read (an unknown column, ``<`` with no number, an open quote) raises :class:`FilterError`
@@ -41,16 +42,16 @@ class FilterError(ValueError):
 class _Term:
     column: str | None  # None: a word alone, looked for in every value
     op: str
-    value: str
+    values: tuple[str, ...]  # the alternatives (one for an ordering)
 
     def holds(self, row: Mapping[str, Any]) -> bool:
         if self.column is None:
-            word = self.value.casefold()
-            return any(word in _text(value).casefold() for value in row.values())
+            texts = [_text(value).casefold() for value in row.values()]
+            return any(word.casefold() in text for word in self.values for text in texts)
         value = row.get(self.column)
         if self.op in _ORDERINGS:
-            return _number(value) and _ORDERINGS[self.op](float(value), float(self.value))
-        return _equal(value, self.value) == (self.op == "=")
+            return _number(value) and _ORDERINGS[self.op](float(value), float(self.values[0]))
+        return any(_equal(value, wanted) for wanted in self.values) == (self.op == "=")
 
 
 @dataclass(frozen=True)
@@ -80,14 +81,16 @@ def parse_filter(text: str | None, columns: Sequence[str], shown: Sequence[str] 
 def _term(word: str, columns: Sequence[str], shown: Sequence[str]) -> _Term:
     found = _COMPARISON.match(word)
     if found is None:
-        return _Term(None, "has", word)
+        return _Term(None, "has", tuple(alternative for alternative in word.split("|") if alternative) or (word,))
     column, op, value = found["column"].strip(), found["op"], found["value"].strip()
     named = _column(column, columns)
     if named is None:
         raise FilterError(f"{word}: there is no column {column!r} (the columns: {', '.join(shown)})")
+    if op in _ORDERINGS and "|" in value:
+        raise FilterError(f"{word}: {op} compares with one number (| gives alternatives to = and !=)")
     if op in _ORDERINGS and not _parses_as_number(value):
         raise FilterError(f"{word}: {op} compares numbers, and {value!r} is not one")
-    return _Term(named, op, value)
+    return _Term(named, op, tuple(value.split("|")))
 
 
 def _column(name: str, columns: Sequence[str]) -> str | None:
