@@ -230,7 +230,8 @@ export class TileLabPanel extends Widget {
       trans.__('%1 s', record.compile_s.toFixed(2))
     ];
     if (record.best_latency_ms !== null && record.best_latency_ms !== undefined) {
-      facts.push(trans.__('best %1 ms', formatNumber(record.best_latency_ms)));
+      // Not this run's timing: the best of a finished sweep of the same kernel (a lowered run has none).
+      facts.push(trans.__('tuned best %1 ms', formatNumber(record.best_latency_ms)));
     }
     if (record.from_cache) {
       facts.push(trans.__('cached'));
