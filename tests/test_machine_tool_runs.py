@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from python_child import process_ended
+from python_child import process_ends
 
 from tilelab.machine.build import build, find_tool, machine_code
 
@@ -61,7 +61,7 @@ def test_a_build_that_times_out_stops_nvcc_with_all_it_started_and_its_temporary
     (tmp_path / "build").mkdir()
     with pytest.raises(subprocess.TimeoutExpired):
         build(TINY, "sm_90a", tmp_path / "build", line_info=False, timeout=1)
-    assert process_ended(int((seen / "pid").read_text()))
+    assert process_ends(int((seen / "pid").read_text()))
     assert (tmp_path / "build" / "tmp" / "tmpxft_0000_kernel.ii").exists()
 
 

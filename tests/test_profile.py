@@ -13,7 +13,7 @@ import pytest
 import tilelang
 import tilelang.language as T
 from kernels import flash_attention, matmul, two_kernels
-from python_child import process_ended
+from python_child import process_ends
 
 from tilelab.counters.ncu import ProfilerUnavailableError, ncu_command, ncu_refusal, parse_ncu_csv, profile
 
@@ -126,7 +126,7 @@ def test_a_kernel_that_hangs_under_ncu_is_stopped_at_the_timeout_with_one_clear_
         profile(compiled_gemm, timeout=2)
 
     assert "\n" not in str(raised.value)
-    assert process_ended(int((tmp_path / "program.pid").read_text()))  # gone with ncu
+    assert process_ends(int((tmp_path / "program.pid").read_text()))  # gone with ncu
 
 
 @pytest.mark.gpu

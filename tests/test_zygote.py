@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from python_child import process_ended
+from python_child import process_ends
 from tune_kernels import kernel_module, scale_add
 
 import tilelab
@@ -138,7 +138,7 @@ def test_a_compile_that_times_out_is_killed_with_the_processes_it_started(own_en
     result = tilelab.tune(kernel, block=tilelab.choices([32]), db=":memory:", timeout=5, rebench=0)
 
     assert result.rows[0].status == TuneStatus.TIMEOUT
-    assert _wait_until(lambda: process_ended(int((tmp_path / "tool.pid").read_text())))
+    assert process_ends(int((tmp_path / "tool.pid").read_text()))
 
 
 @pytest.mark.parametrize("started", ["forked", "spawned"])
@@ -178,7 +178,7 @@ def test_the_zygote_and_its_workers_end_with_the_interpreter_that_asked_for_them
     pids = [int(pid) for pid in done.stdout.split()]
 
     assert done.returncode == -signal.SIGKILL and len(pids) == 3, done.stderr[-2000:]
-    assert _wait_until(lambda: all(process_ended(pid) for pid in pids))
+    assert all(process_ends(pid) for pid in pids)
 
 
 # -- where the zygote cannot serve -----------------------------------------------------------------------------
