@@ -48,8 +48,13 @@ def process_ends(pid: int, within_s: float = 60.0) -> bool:
     """Process ``pid`` exits (a zombie not yet reaped has exited too) within ``within_s``. Waited for: a signal is
     delivered when its target next runs, and on a loaded machine a killed process can still be there a moment
     after ``kill()`` has returned (the clean-clone run of 2d375b1 saw one)."""
-    deadline = time.monotonic() + within_s
-    while not _exited(pid):
+    return wait_until(lambda: _exited(pid), within_s)
+
+
+def wait_until(condition, seconds: float = 60.0) -> bool:
+    """Whether ``condition()`` holds within ``seconds``, asked every 0.05 s."""
+    deadline = time.monotonic() + seconds
+    while not condition():
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)

@@ -14,11 +14,10 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
-from python_child import process_ends
+from python_child import process_ends, wait_until
 from tune_kernels import kernel_module, scale_add
 
 import tilelab
@@ -49,15 +48,6 @@ def _alive(worker: Worker) -> int:
 def _parent_of(pid: int) -> int:
     status = Path(f"/proc/{pid}/status").read_text()
     return int(status.split("PPid:")[1].split()[0])
-
-
-def _wait_until(condition, seconds: float = 60.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 @pytest.fixture
@@ -279,7 +269,7 @@ def test_workers_outlive_a_killed_zygote_and_the_next_worker_comes_from_a_new_on
     first.proc.kill()
     first.proc.wait()
 
-    assert _wait_until(lambda: first.failed is not None)
+    assert wait_until(lambda: first.failed is not None)
     assert old.running()  # it watches the notebook's process, not its zygote
     fresh = Worker()
     _alive(fresh)
@@ -300,7 +290,7 @@ def test_a_changed_compile_environment_gets_a_fresh_zygote(monkeypatch, tmp_path
     assert after is not before and after.proc.pid != before.proc.pid and worker.proc.forked
     assert _parent_of(pid) == after.proc.pid
     assert f"TILELANG_CACHE_DIR={tmp_path}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    assert _wait_until(lambda: before.proc.poll() is not None)  # retired: it had no children left to wait for
+    assert wait_until(lambda: before.proc.poll() is not None)  # retired: it had no children left to wait for
     worker.stop()
 
 
@@ -362,7 +352,7 @@ def test_a_new_cache_folder_gets_its_zygote_without_waiting_for_the_old_ones_imp
     fresh = zygote_for(worker_environment())
 
     assert fresh is not importing and not importing.settled.is_set()  # a cache folder is no path TileLang's import sets
-    assert _wait_until(lambda: importing.proc.poll() is not None)  # retired
+    assert wait_until(lambda: importing.proc.poll() is not None)  # retired
 
 
 def test_pointing_the_history_elsewhere_or_resizing_the_pool_keeps_the_zygote(monkeypatch, tmp_path):
