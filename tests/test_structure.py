@@ -1,5 +1,5 @@
 """The package's structure as make test keeps it: one layers contract (lint-imports checks the imports)
-that names every module, so a new module cannot sit outside the layers unnoticed."""
+that names every module, so a new module cannot sit outside the layers unnoticed; and small files."""
 
 from __future__ import annotations
 
@@ -26,3 +26,12 @@ def test_every_module_of_the_package_is_in_a_layer_of_the_import_contract():
 
     assert modules - _layered_modules() == set()
     assert _layered_modules() - modules == set()  # no stale names
+
+
+def test_no_source_file_of_the_package_or_the_widgets_is_over_400_lines():
+    """A file that grows past 400 lines is split by what its parts do (as the tuning tab's rows left its data)."""
+    sources = [*(ROOT / "tilelab").rglob("*.py"), *(ROOT / "tilelab").rglob("*.css"), *(ROOT / "src").rglob("*.ts")]
+    lengths = {str(path.relative_to(ROOT)): len(path.read_text().splitlines()) for path in sources}
+
+    assert len(lengths) > 150
+    assert {path: lines for path, lines in lengths.items() if lines > 400} == {}
