@@ -9,6 +9,7 @@ from tabdata import as_sent
 from test_tune_view import _result as _two_parameters
 from test_tuning_rows import EVIL, _column, _sweep
 
+from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
 from tilelab.views.tuning import TuningView
 from tilelab.views.tuning.data import pivot_data, rows_data
 from tilelab.views.tuning.snapshot import rows_html, tuning_html
@@ -51,6 +52,22 @@ def test_a_bar_between_values_keeps_the_rows_that_have_any_of_them():
 
     ordering = rows_data(_sweep(30), row_filter="latency_ms<1|2")
     assert ordering["filter_error"] == "latency_ms<1|2: < compares with one number (| gives alternatives to = and !=)"
+
+
+def test_the_box_offers_an_example_of_the_sweeps_own_columns_and_values_that_reads_as_a_filter():
+    rows = rows_data(_sweep())
+
+    assert rows["example"] == "block=128|16 latency_ms<1.2"  # the two fastest configs' blocks; the faster half
+    assert rows_data(_sweep(), row_filter="block=32")["example"] == rows["example"]  # not what the filter keeps
+    example = rows_data(_sweep(), row_filter=rows["example"])
+    assert (example["filter_error"], _column(example, "block")) == (None, ["16", "128"])
+
+    # A value one would have to quote is passed over, for the next parameter's; lowered only: no latency to compare.
+    configs = tuple({"layout": f"{name} major", "stages": stages} for name in ("row", "col") for stages in (2, 3))
+    lowered = TuneResult("matmul", configs, ("layout", "stages"), "")
+    for index, config in enumerate(configs):
+        lowered.add(TuneRow(index, config, TuneStatus.COMPILED))
+    assert rows_data(lowered)["example"] == "status!=ok stages=2|3"
 
 
 def test_a_filter_comes_before_the_sort_and_the_limit():

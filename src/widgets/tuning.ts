@@ -74,6 +74,8 @@ interface IRows {
   note: string | null;
   /** Why the typed filter could not be read (every row then counts), else null. */
   filter_error: string | null;
+  /** A filter of this sweep's own columns and values, for the box's placeholder. */
+  example: string;
 }
 
 export interface ITuningData {
@@ -183,14 +185,14 @@ function rows(r: IRows, onSort: (sort: ISort) => void): HTMLElement[] {
   return [...note, scroll];
 }
 
-/** The filter above the rows, made once: typing in it calls `onFilter`; `show` says why a filter could not be read. */
+/** The filter above the rows, made once: typing in it calls `onFilter`; `show` says why a filter could not be read
+ * and puts an example of the sweep's own columns and values in the empty box. */
 class FilterBar {
   readonly node = h('div', 'tl-toolbar tl-tuning-filter');
 
   constructor(onFilter: (text: string) => void) {
-    const input = h('input', 'tl-tuning-filter-input');
+    const input = this._input;
     input.type = 'search';
-    input.placeholder = 'filter: status!=ok block_M=64|128 latency_ms<0.3';
     input.title =
       'Show the rows that meet every term: column=value, column!=value, column<number (or <=, >, >=), ' +
       'or a word that some value holds; | between values: any of them (block_M=64|128); ' +
@@ -205,8 +207,11 @@ class FilterBar {
   show(r: IRows): void {
     this.node.hidden = r.of === 0;
     this._problem.textContent = r.filter_error ?? '';
+    this._input.placeholder = `filter: ${r.example}`;
+    this._input.size = Math.max(40, this._input.placeholder.length + 4); // the whole example shows
   }
 
+  private _input = h('input', 'tl-tuning-filter-input');
   private _problem = h('span', 'tl-error');
 }
 

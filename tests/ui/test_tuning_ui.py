@@ -101,6 +101,7 @@ def test_the_tuning_view_reads_in_light_and_dark_themes(lab):
     # (an "a" adds a cell) stay out of it, and the redraws leave the focus where the user types.
     rows = "table[data-tilelab='tuning-rows']"
     filter_box = view.query_selector("input[aria-label='filter the rows']")
+    assert filter_box.get_attribute("placeholder") == "filter: block_M=64|128 latency_ms<0.27"  # this sweep's own
     filter_box.click()
     page.keyboard.type("status!=ok")  # key by key, as a user types
     view.wait_for_selector("div:text-is('1 of 9 rows matches')")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,8 @@ def rows_data(
     order; ★ before ≈ in ``best``) and the first ``limit`` of them, so the fastest configs of a large sweep are a
     click away. ``row_filter``: the filter the user typed (:mod:`~tilelab.views.tuning.row_filter`), which rows count at
     all; ``filter`` is it as applied (None: none), ``filter_error`` why it could not be (every row then counts) and
-    ``matched`` how many rows it kept. ``sort`` says which order the table is in (None: the space's) and ``of`` how
+    ``matched`` how many rows it kept; ``example`` is a filter of this sweep's own columns and values that keeps some of its rows (the filter
+    box's placeholder). ``sort`` says which order the table is in (None: the space's) and ``of`` how
     many rows there are (``note`` says when not all are shown). A column no row has a value in is left out; the
     swept parameters come first, then the figures scanned first (:data:`_FIRST_COLUMNS`), the timing's details and
     the bookkeeping after them, ``error`` last; a column's floats share one number of decimals (:func:`decimals`),
@@ -49,6 +51,7 @@ class Selection:
     kept: Any  # the rows shown that the filter keeps
     applied: str | None
     problem: str | None
+    example: str  # a filter of this sweep's own columns and values, for the box's placeholder
 
 
 def select_rows(result: Any, row_filter: str | None) -> Selection | None:
@@ -57,7 +60,7 @@ def select_rows(result: Any, row_filter: str | None) -> Selection | None:
     if frame.empty:
         return None
     shown, columns = _shown(result, frame)
-    return Selection(frame, columns, *_filtered(shown, columns, row_filter))
+    return Selection(frame, columns, *_filtered(shown, columns, row_filter), _example(shown, result.swept))
 
 
 def rows_table(selection: Selection | None, limit: int, sort: dict[str, Any] | None) -> dict[str, Any]:
@@ -65,7 +68,7 @@ def rows_table(selection: Selection | None, limit: int, sort: dict[str, Any] | N
     if selection is None:
         return {
             "columns": [], "headers": [], "numeric": [], "cells": [], "colours": [], "sort": None, "of": 0,
-            "matched": 0, "note": None, "filter": None, "filter_error": None,
+            "matched": 0, "note": None, "filter": None, "filter_error": None, "example": "status!=ok",
         }  # fmt: skip
     frame, columns, kept = selection.frame, selection.columns, selection.kept
     order = _sort_of(sort, columns)
@@ -89,6 +92,7 @@ def rows_table(selection: Selection | None, limit: int, sort: dict[str, Any] | N
         "note": _rows_note(len(shown), len(kept), len(frame), order, selection.applied is not None),
         "filter": selection.applied,
         "filter_error": selection.problem,
+        "example": selection.example,
     }
 
 
@@ -135,6 +139,38 @@ def _filtered(shown: Any, columns: list[Any], text: str | None) -> tuple[Any, st
         return shown, None, None
     rows = ({name: _plain(value) for name, value in zip(names, values, strict=True)} for values in shown.itertuples(index=False))
     return shown[[keep.matches(row) for row in rows]], keep.text, None
+
+
+_BARE = re.compile(r"[^\s\"'|\\]+")  # a value typed without quotes
+
+
+def _example(shown: Any, swept: tuple[str, ...]) -> str:
+    """A filter that keeps some of this sweep's rows, from its own columns and values: ``block=128|16
+    latency_ms<1.2`` (the first swept parameter's two values of the fastest rows, and the faster half), or, without
+    timings, ``status!=ok stages=2|3``."""
+    latency = [_plain(v) for v in shown.get("latency_ms", [None] * len(shown))]
+    timed = sorted((i for i, v in enumerate(latency) if _numeric(v) and math.isfinite(v)), key=lambda i: latency[i])
+    terms = [] if timed else ["status!=ok"]
+    for name in swept:
+        column = [str(_plain(v)) for v in shown[name]]
+        texts = [column[i] for i in timed] if timed else column
+        values = [text for text in dict.fromkeys(texts) if _BARE.fullmatch(text)]
+        if len(values) >= 2:
+            terms.append(f"{name}={values[0]}|{values[1]}")
+            break
+    if timed:
+        terms.append(f"latency_ms<{_just_above(latency[timed[len(timed) // 2]])}")
+    return " ".join(terms)
+
+
+def _just_above(value: float) -> str:
+    """The number of two significant digits just above ``value``: 1.125 gives ``1.2``, 0.0696 ``0.07``, 0.5 ``0.51``."""
+    if value <= 0:
+        return "0"
+    places = 1 - math.floor(math.log10(value))
+    above = (math.floor(value * 10**places) + 1) / 10**places
+    text = f"{above:.{max(places, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _sort_of(sort: Any, columns: list[Any]) -> dict[str, Any] | None:
