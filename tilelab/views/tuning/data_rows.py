@@ -20,7 +20,6 @@ __all__ = ["ROW_LIMIT", "Selection", "decimals", "rows_data", "rows_table", "sel
 ROW_LIMIT = 200
 
 
-# -- the rows ------------------------------------------------------------------------------------------------
 def rows_data(
     result: Any, limit: int = ROW_LIMIT, sort: dict[str, Any] | None = None, row_filter: str | None = None
 ) -> dict[str, Any]:
@@ -32,9 +31,9 @@ def rows_data(
     order; ★ before ≈ in ``best``) and the first ``limit`` of them, so the fastest configs of a large sweep are a
     click away. ``row_filter``: the filter the user typed (:mod:`~tilelab.views.tuning.row_filter`), which rows count at
     all; ``filter`` is it as applied (None: none), ``filter_error`` why it could not be (every row then counts) and
-    ``matched`` how many rows it kept; ``example`` is a filter of this sweep's own columns and values that keeps some of its rows (the filter
-    box's placeholder). ``sort`` says which order the table is in (None: the space's) and ``of`` how
-    many rows there are (``note`` says when not all are shown). A column no row has a value in is left out; the
+    ``matched`` how many rows it kept; ``example`` is a filter of this sweep's own columns and values that keeps some
+    of its rows (the filter box's placeholder). ``sort`` says which order the table is in (None: the space's) and
+    ``of`` how many rows there are (``note`` says when not all are shown). A column no row has a value in is left out; the
     swept parameters come first, then the figures scanned first (:data:`_FIRST_COLUMNS`), the timing's details and
     the bookkeeping after them, ``error`` last; a column's floats share one number of decimals (:func:`decimals`),
     missing values are empty; only a status has a colour (None: the text's).
