@@ -12,6 +12,7 @@ from test_tuning_rows import EVIL, _column, _sweep
 from tilelab.tune.result import TuneResult, TuneRow, TuneStatus
 from tilelab.views.tuning import TuningView
 from tilelab.views.tuning.data import pivot_data, rows_data
+from tilelab.views.tuning.row_filter import filter_for
 from tilelab.views.tuning.snapshot import rows_html, tuning_html
 
 
@@ -152,6 +153,24 @@ def test_the_heat_map_shows_the_rows_the_filter_keeps_on_the_whole_grid():
     assert slice_["rows"][1]["cells"][0]["best"] and not slice_["rows"][0]["cells"][0]["best"]
     assert "over the rows that match the filter" in slice_["caption"]
     assert pivot_data(result, row_filter="blok_N=64") == everything  # unreadable: the rows' table says why
+
+
+def test_each_cell_of_the_heat_map_carries_the_filter_that_keeps_its_configs():
+    result = _two_parameters()
+    pivot = pivot_data(result)
+
+    assert [row["filters"] for row in pivot["rows"]] == [
+        ["block_M=64 block_N=64", "block_M=64 block_N=128"],
+        ["block_M=128 block_N=64", "block_M=128 block_N=128"],
+    ]
+    empty = rows_data(result, row_filter=pivot["rows"][1]["filters"][1])  # the empty cell: its config failed
+    assert (empty["matched"], _column(empty, "status")) == (1, ["mismatch"])
+    sliced = pivot_data(result, row_filter="block_N=64")  # a filtered map's cells still name their whole configs
+    assert [row["filters"] for row in sliced["rows"]] == [row["filters"] for row in pivot["rows"]]
+
+    assert filter_for({"layout": "row major", "stages": 2}) == "'layout=row major' stages=2"  # quoted, as one types
+    assert rows_data(_sweep(), row_filter=filter_for({"block": 128}))["matched"] == 1
+    assert filter_for({EVIL: 1}) is None and filter_for({"split": "1|2"}) is None  # an = in a name, | in a value
 
 
 def test_a_filter_that_keeps_no_timed_row_leaves_the_grid_empty_and_says_why():

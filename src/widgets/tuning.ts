@@ -7,11 +7,11 @@
  * kernel bumps the synced `revision` as the sweep goes on, and the view asks again. A click on a column's
  * name asks for the rows in that column's order (`{sort: {column, descending}}`; the kernel sorts every row), and
  * typing in the filter above the rows asks for those it keeps (`{filter}`, read by
- * `tilelab/views/tuning/row_filter.py`). The filter bar is made once, so a redraw never takes its focus.
+ * `tilelab/views/tuning/row_filter.py`); a click on a heat map's cell types the filter of its configs. The filter bar is made once, so a redraw never takes its focus.
  */
 
 import { Channel } from './channel';
-import { h, keepKeys, message } from './dom';
+import { activates, h, keepKeys, message } from './dom';
 import { IModel, watch } from './model';
 import { ISearchData, searchBlock } from './tuning_search';
 import { ITimelineData, timelineBlock } from './tuning_timeline';
@@ -49,7 +49,8 @@ interface IPivot {
   columns: string[];
   /** The outline of the best cell. */
   mark: string;
-  rows: { label: string; cells: (IHeatCell | null)[] }[];
+  /** Per cell, the filter that keeps its configs (null: none can be typed); a click types it. */
+  rows: { label: string; cells: (IHeatCell | null)[]; filters: (string | null)[] }[];
 }
 
 /** The order the user asked for by clicking a column's name. */
@@ -72,6 +73,8 @@ interface IRows {
   of: number;
   /** Says when not every row is shown, else null. */
   note: string | null;
+  /** The filter as applied (null: none). */
+  filter: string | null;
   /** Why the typed filter could not be read (every row then counts), else null. */
   filter_error: string | null;
   /** A filter of this sweep's own columns and values, for the box's placeholder. */
@@ -132,17 +135,31 @@ function heatCell(cell: IHeatCell | null, mark: string): HTMLTableCellElement {
   return td;
 }
 
-function pivot(p: IPivot | null): HTMLElement[] {
+/** Clicking a cell (or Enter on it) filters the rows to its configs, the failed config of an empty cell too; when
+ * they are what the rows show (`applied`), it shows every row again. */
+function filtering(td: HTMLTableCellElement, filter: string | null, applied: string | null, onFilter: (text: string) => void): HTMLTableCellElement {
+  if (filter !== null) {
+    const again = filter === applied;
+    td.classList.add('tl-tuning-cell-filter');
+    td.title = again ? 'show every row again' : `show the rows of ${filter}`;
+    activates(td, () => onFilter(again ? '' : filter));
+  }
+  return td;
+}
+
+function pivot(p: IPivot | null, applied: string | null, onFilter: (text: string) => void): HTMLElement[] {
   if (p === null) {
     return [];
   }
   const table = h('table', 'tl-tuning-table');
   table.dataset.tilelab = 'tuning-pivot';
+  keepKeys(table); // Enter on a cell filters; JupyterLab would take it to edit the notebook's cell
   const head = table.createTHead().insertRow();
   head.append(h('th', 'tl-tuning-muted', p.corner), ...p.columns.map(column => h('th', 'tl-num', column)));
   const body = table.createTBody();
   for (const row of p.rows) {
-    body.insertRow().append(h('th', 'tl-num', row.label), ...row.cells.map(cell => heatCell(cell, p.mark)));
+    const cells = row.cells.map((cell, k) => filtering(heatCell(cell, p.mark), row.filters[k], applied, onFilter));
+    body.insertRow().append(h('th', 'tl-num', row.label), ...cells);
   }
   return [h('div', 'tl-tuning-caption tl-tuning-muted', p.caption), table];
 }
@@ -200,6 +217,7 @@ class FilterBar {
     input.setAttribute('aria-label', 'filter the rows');
     keepKeys(input);
     input.addEventListener('input', () => onFilter(input.value));
+    this._onFilter = onFilter;
     this._problem.dataset.tilelab = 'tuning-filter-error';
     this.node.append(input, this._problem);
   }
@@ -211,6 +229,13 @@ class FilterBar {
     this._input.size = Math.max(40, this._input.placeholder.length + 4); // the whole example shows
   }
 
+  /** Put `text` in the box, as if typed. */
+  type(text: string): void {
+    this._input.value = text;
+    this._onFilter(text);
+  }
+
+  private _onFilter: (text: string) => void;
   private _input = h('input', 'tl-tuning-filter-input');
   private _problem = h('span', 'tl-error');
 }
@@ -228,7 +253,8 @@ function draw(parts: IParts, data: ITuningData, onSort: (sort: ISort) => void, r
   const [top, left] = before && !reordered ? [before.scrollTop, before.scrollLeft] : [0, 0];
   const search = data.search ? [searchBlock(data.search)] : [];
   const timeline = data.timeline ? [timelineBlock(data.timeline)] : [];
-  parts.top.replaceChildren(...progress(data.progress), ...pivot(data.pivot), ...search, ...timeline);
+  const onCell = (text: string): void => parts.filter.type(text);
+  parts.top.replaceChildren(...progress(data.progress), ...pivot(data.pivot, data.rows.filter, onCell), ...search, ...timeline);
   parts.filter.show(data.rows);
   parts.rows.replaceChildren(...rows(data.rows, onSort));
   const after = parts.rows.querySelector('.tl-tuning-scroll');

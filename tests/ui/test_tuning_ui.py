@@ -116,6 +116,22 @@ def test_the_tuning_view_reads_in_light_and_dark_themes(lab):
     heat = "node => [...node.querySelectorAll('td')].map(td => td.textContent.trim()).filter(t => t && t !== '—')"  # — : no value
     assert sorted(view.query_selector("table[data-tilelab='tuning-pivot']").evaluate(heat)) == ["0.200", "0.213 ★", "0.239"]
     lab.screenshot("tuning-filtered.png")
+
+    # A heat map's cell filters the rows to its configs: the empty cell's failed config by a click, another by Enter.
+    cell = "table[data-tilelab='tuning-pivot'] td[title='show the rows of {}']"
+    view.query_selector(cell.format("block_M=256 block_N=256")).click()
+    view.wait_for_selector("div:text-is('1 of 9 rows matches')")
+    assert filter_box.input_value() == "block_M=256 block_N=256"
+    assert view.query_selector(f"{rows} tbody td:text-is('compile_error')")
+    view.query_selector(cell.format("block_M=64 block_N=128")).focus()
+    page.keyboard.press("Enter")
+    view.wait_for_selector("div:text-is('1 of 9 rows matches') >> xpath=following::td[text()='0.265']")
+    assert filter_box.input_value() == "block_M=64 block_N=128"
+    lab.screenshot("tuning-cell-filter.png")
+    view.wait_for_selector("table[data-tilelab='tuning-pivot'] td[title='show every row again']").click()
+    view.wait_for_selector(f"{rows} tbody tr:nth-child(9)")  # the same cell again: every row
+    assert filter_box.input_value() == "" and "rows match" not in view.inner_text()
+    assert page.locator(".jp-Notebook.jp-mod-editMode").count() == 0  # JupyterLab did not take the Enter
     filter_box.fill("blok_M=64")
     problem = view.wait_for_selector("[data-tilelab='tuning-filter-error']:has-text(\"no column 'blok_M'\")")
     assert "(the columns: best, block_M, block_N, status" in problem.inner_text()

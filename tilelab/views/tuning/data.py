@@ -28,6 +28,7 @@ from tilelab.views.tuning.colours import BAR_COLOURS, BEST_MARK, heat_colour
 from tilelab.views.tuning.data_rows import ROW_LIMIT, Selection, decimals, rows_data, rows_table, select_rows
 from tilelab.views.tuning.data_search import analysis_data, best_so_far_curve, search_data
 from tilelab.views.tuning.data_timeline import TIMELINE_ROWS, timeline_data
+from tilelab.views.tuning.row_filter import filter_for
 
 __all__ = [
     "ROW_LIMIT",
@@ -146,6 +147,8 @@ def pivot_data(
     Labels as text; each row's ``values`` (None: missing) and ``cells``: the
     value's ``text``, ``background`` (fastest bright), text ``colour`` and
     whether it is the ``best`` (outlined in ``mark``); a missing cell is None.
+    ``filters``: for each cell, the rows' filter that keeps its configs (the live
+    view's cells type it when clicked), None where none can be typed.
     ``row_filter``: the rows' filter (:func:`rows_data`); the map then shows the rows it keeps, on the same grid.
     """
     typed = row_filter is not None and row_filter.strip()
@@ -183,7 +186,12 @@ def _pivot(result: Any, index: str | None, columns: str | None, selection: Selec
         "columns": [str(c) for c in table.columns],
         "mark": BEST_MARK,
         "rows": [
-            {"label": str(label), "values": line, "cells": line_cells}
+            {
+                "label": str(label),
+                "values": line,
+                "cells": line_cells,
+                "filters": [filter_for({table.index.name: label, table.columns.name: c}) for c in table.columns],
+            }
             for label, line, line_cells in zip(table.index, values, cells, strict=True)
         ],
     }

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FilterError", "RowFilter", "parse_filter"]
+__all__ = ["FilterError", "RowFilter", "filter_for", "parse_filter"]
 
 _COMPARISON = re.compile(r"^(?P<column>[^=!<>]+?)(?P<op>!=|<=|>=|=|<|>)(?P<value>.*)$")
 _ORDERINGS: dict[str, Callable[[float, float], bool]] = {
@@ -76,6 +76,21 @@ def parse_filter(text: str | None, columns: Sequence[str], shown: Sequence[str] 
     except ValueError as error:  # shlex's "No closing quotation"
         raise FilterError(f"{error} in the filter") from None
     return RowFilter(text.strip(), tuple(_term(word, columns, columns if shown is None else shown) for word in words))
+
+
+def filter_for(values: Mapping[str, Any]) -> str | None:
+    """The filter that keeps the rows with these ``values`` (column name to value): ``block_M=64 block_N=128``,
+    quoted where a value has a space; None where one cannot be typed (a name with ``=``, a value with ``|``)."""
+    if not values:
+        return None
+    text = " ".join(shlex.quote(f"{name}={_text(value)}") for name, value in values.items())
+    try:
+        read = parse_filter(text, list(values))
+    except FilterError:
+        return None
+    typed = [(term.column, term.op, term.values) for term in read.terms] if read is not None else []
+    wanted = [(name, "=", (_text(value),)) for name, value in values.items()]
+    return text if typed == wanted and all(_text(value) for value in values.values()) else None
 
 
 def _term(word: str, columns: Sequence[str], shown: Sequence[str]) -> _Term:
