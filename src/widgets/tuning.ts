@@ -7,7 +7,8 @@
  * kernel bumps the synced `revision` as the sweep goes on, and the view asks again. A click on a column's
  * name asks for the rows in that column's order (`{sort: {column, descending}}`; the kernel sorts every row), and
  * typing in the filter above the rows asks for those it keeps (`{filter}`, read by
- * `tilelab/views/tuning/row_filter.py`); a click on a heat map's cell types the filter of its configs. The filter bar is made once, so a redraw never takes its focus.
+ * `tilelab/views/tuning/row_filter.py`); a click on a heat map's cell types the filter of its configs. The filter
+ * bar is made once, so a redraw never takes its focus.
  */
 
 import { Channel } from './channel';
@@ -137,7 +138,12 @@ function heatCell(cell: IHeatCell | null, mark: string): HTMLTableCellElement {
 
 /** Clicking a cell (or Enter on it) filters the rows to its configs, the failed config of an empty cell too; when
  * they are what the rows show (`applied`), it shows every row again. */
-function filtering(td: HTMLTableCellElement, filter: string | null, applied: string | null, onFilter: (text: string) => void): HTMLTableCellElement {
+function filtering(
+  td: HTMLTableCellElement,
+  filter: string | null,
+  applied: string | null,
+  onFilter: (text: string) => void
+): HTMLTableCellElement {
   if (filter !== null) {
     const again = filter === applied;
     td.classList.add('tl-tuning-cell-filter');
@@ -254,7 +260,8 @@ function draw(parts: IParts, data: ITuningData, onSort: (sort: ISort) => void, r
   const search = data.search ? [searchBlock(data.search)] : [];
   const timeline = data.timeline ? [timelineBlock(data.timeline)] : [];
   const onCell = (text: string): void => parts.filter.type(text);
-  parts.top.replaceChildren(...progress(data.progress), ...pivot(data.pivot, data.rows.filter, onCell), ...search, ...timeline);
+  const map = pivot(data.pivot, data.rows.filter, onCell);
+  parts.top.replaceChildren(...progress(data.progress), ...map, ...search, ...timeline);
   parts.filter.show(data.rows);
   parts.rows.replaceChildren(...rows(data.rows, onSort));
   const after = parts.rows.querySelector('.tl-tuning-scroll');
