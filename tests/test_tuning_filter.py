@@ -70,6 +70,13 @@ def test_the_box_offers_an_example_of_the_sweeps_own_columns_and_values_that_rea
         lowered.add(TuneRow(index, config, TuneStatus.COMPILED))
     assert rows_data(lowered)["example"] == "status!=ok stages=2|3"
 
+    # A parameter whose name cannot be typed (an = in it) gives way to the next one.
+    configs = tuple({EVIL: i, "block": 16 * (i + 1)} for i in range(3))
+    hostile = TuneResult("matmul", configs, (EVIL, "block"), "NVIDIA H200")
+    for index, config in enumerate(configs):
+        hostile.add(TuneRow(index, config, TuneStatus.OK, latency_ms=1.0 + index))
+    assert rows_data(hostile)["example"] == "block=16|32 latency_ms<2.1"
+
 
 def test_a_filter_comes_before_the_sort_and_the_limit():
     rows = rows_data(_sweep(), row_filter="status=ok", sort={"column": "latency_ms", "descending": True})

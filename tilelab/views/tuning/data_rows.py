@@ -13,7 +13,7 @@ from typing import Any
 from tilelab.provenance import PROVENANCE_COLUMNS
 from tilelab.tune.row import RESOURCE_COLUMNS, SPREAD_COLUMNS, TRUST_COLUMNS
 from tilelab.views.tuning.colours import STATUS_COLOURS
-from tilelab.views.tuning.row_filter import FilterError, parse_filter
+from tilelab.views.tuning.row_filter import FilterError, parse_filter, term_for
 
 __all__ = ["ROW_LIMIT", "Selection", "decimals", "rows_data", "rows_table", "select_rows"]
 
@@ -154,8 +154,9 @@ def _example(shown: Any, swept: tuple[str, ...]) -> str:
         column = [str(_plain(v)) for v in shown[name]]
         texts = [column[i] for i in timed] if timed else column
         values = [text for text in dict.fromkeys(texts) if _BARE.fullmatch(text)]
-        if len(values) >= 2:
-            terms.append(f"{name}={values[0]}|{values[1]}")
+        term = term_for(name, values[:2]) if len(values) >= 2 else None
+        if term is not None:  # None: a name that cannot be typed (an = in it)
+            terms.append(term)
             break
     if timed:
         terms.append(f"latency_ms<{_just_above(latency[timed[len(timed) // 2]])}")

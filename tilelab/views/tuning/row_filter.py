@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FilterError", "RowFilter", "filter_for", "parse_filter"]
+__all__ = ["FilterError", "RowFilter", "filter_for", "parse_filter", "term_for"]
 
 _COMPARISON = re.compile(r"^(?P<column>[^=!<>]+?)(?P<op>!=|<=|>=|=|<|>)(?P<value>.*)$")
 _ORDERINGS: dict[str, Callable[[float, float], bool]] = {
@@ -79,18 +79,35 @@ def parse_filter(text: str | None, columns: Sequence[str], shown: Sequence[str] 
 
 
 def filter_for(values: Mapping[str, Any]) -> str | None:
-    """The filter that keeps the rows with these ``values`` (column name to value): ``block_M=64 block_N=128``,
-    quoted where a value has a space; None where one cannot be typed (a name with ``=``, a value with ``|``)."""
-    if not values:
+    """The filter that keeps the rows with these ``values`` (column name to value): ``block_M=64 block_N=128``
+    (:func:`term_for` each); None where one cannot be typed."""
+    terms = [term for name, value in values.items() if (term := term_for(name, [value])) is not None]
+    return " ".join(terms) if terms and len(terms) == len(values) else None
+
+
+def term_for(name: str, values: Sequence[Any]) -> str | None:
+    """The term that keeps the rows whose ``name`` is any of ``values``: ``block_M=64|128``, quoted where a value has a
+    space (``'layout=row major'``); None where none can be typed (an ``=`` in the name, a ``|`` in a value, an empty
+    one): the term is read back, and must say just that."""
+    texts = tuple(_text(value) for value in values)
+    if not texts or not all(texts) or any("|" in text for text in texts):
         return None
-    text = " ".join(shlex.quote(f"{name}={_text(value)}") for name, value in values.items())
+    word = f"{name}={'|'.join(texts)}"
+    if not _one_word(word):  # a space or a quote in it: quoted as a whole
+        word = shlex.quote(word)
     try:
-        read = parse_filter(text, list(values))
+        read = parse_filter(word, [name])
     except FilterError:
         return None
-    typed = [(term.column, term.op, term.values) for term in read.terms] if read is not None else []
-    wanted = [(name, "=", (_text(value),)) for name, value in values.items()]
-    return text if typed == wanted and all(_text(value) for value in values.values()) else None
+    said = [(term.column, term.op, term.values) for term in read.terms] if read is not None else []
+    return word if said == [(name, "=", texts)] else None
+
+
+def _one_word(text: str) -> bool:
+    try:
+        return shlex.split(text) == [text]
+    except ValueError:  # shlex's "No closing quotation"
+        return False
 
 
 def _term(word: str, columns: Sequence[str], shown: Sequence[str]) -> _Term:
