@@ -4,19 +4,24 @@ A machine-code build's folder, or a compile worker's, is removed by whoever ends
 kernel is killed (restarted past its grace time, or out of memory) while a build runs or before its workers have
 started: nobody is left to remove it. So each folder's name carries its maker's pid, and the first folder a
 process makes of a kind removes that kind's folders whose maker has ended.
+
+TileLang writes each compile's build files (a ``tmp*.cpp`` and its ``.so``) to the temporary folder and never removes
+them; the compiles TileLab starts write them to :func:`process_scratch` instead, which goes when the process exits.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["process_alive", "scratch", "scratch_dir"]
+__all__ = ["process_alive", "process_scratch", "scratch", "scratch_dir", "temporary_files_in"]
 
 
 def scratch_dir(kind: str) -> str:
@@ -33,6 +38,52 @@ def scratch(kind: str) -> Iterator[str]:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def process_scratch() -> str:
+    """This process's folder ``tilelab-session-PID-XXXXXXXX``, made on first use (again if something removed it) and
+    removed when the process exits; a killed process's goes when the next process makes one."""
+    pid = os.getpid()
+    with _lock:
+        folder = _process_folders.get(pid)
+        if folder is None or not Path(folder).is_dir():
+            if pid not in _process_folders:  # once a process: a forked child inherits its parent's handlers, not its pid
+                atexit.register(_remove_process_scratch, pid)
+            folder = _process_folders[pid] = scratch_dir("session")
+    return folder
+
+
+@contextlib.contextmanager
+def temporary_files_in(folder: str) -> Iterator[None]:
+    """Within the block, Python's temporary files (``tempfile``'s default folder) go to ``folder``.
+
+    The default is one for the whole process, so a thread making a temporary file meanwhile makes it there too.
+    Nested and concurrent blocks restore the folder that was in use before the first of them.
+    """
+    global _redirects, _redirected_from
+    with _lock:
+        if _redirects == 0:
+            _redirected_from = tempfile.tempdir
+        _redirects += 1
+        tempfile.tempdir = folder
+    try:
+        yield
+    finally:
+        with _lock:
+            _redirects -= 1
+            if _redirects == 0:
+                tempfile.tempdir = _redirected_from
+
+
+_lock = threading.Lock()
+_process_folders: dict[int, str] = {}
+_redirects = 0
+_redirected_from: str | None = None
+
+
+def _remove_process_scratch(pid: int) -> None:
+    if os.getpid() == pid and pid in _process_folders:
+        shutil.rmtree(_process_folders[pid], ignore_errors=True)
 
 
 @functools.cache

@@ -12,6 +12,7 @@ from typing import Any
 
 from tilelab._tilelang.cache import CacheOutcome, cache_key_or_none
 from tilelab._tilelang.kernels import CompileOptions
+from tilelab.scratch import process_scratch, temporary_files_in
 
 
 @dataclass
@@ -30,6 +31,8 @@ def lower(func: Any, options: CompileOptions, choice: Any, line_directives: bool
 
     A compile builds a ``JITKernel`` directly, not ``tilelang.compile``: the
     latter's kernel-cache hit would run no passes (the recorder would see none).
+    Its build files go to this process's scratch folder (:func:`tilelab.scratch.process_scratch`), as do
+    :func:`compile_cached`'s: TileLang would leave them in the temporary folder.
     """
     import tilelang
 
@@ -43,14 +46,15 @@ def lower(func: Any, options: CompileOptions, choice: Any, line_directives: bool
         backend = options.execution_backend
         if backend in (None, "auto"):
             backend = "tvm_ffi" if choice.is_cuda else "cython"
-        compiled = JITKernel(
-            func,
-            out_idx=options.out_idx,
-            target=target,
-            pass_configs=configs,
-            execution_backend=backend,
-            compile_flags=_all_compile_flags(func, options.compile_flags),
-        )
+        with temporary_files_in(process_scratch()):
+            compiled = JITKernel(
+                func,
+                out_idx=options.out_idx,
+                target=target,
+                pass_configs=configs,
+                execution_backend=backend,
+                compile_flags=_all_compile_flags(func, options.compile_flags),
+            )
         return Lowered(compiled.artifact.device_mod, compiled.get_kernel_source(), _host_source(compiled), compiled, func)
     with tilelang.transform.PassContext(opt_level=3, config=configs), target:
         artifact = tilelang.lower(func, target=target, enable_device_compile=False, enable_host_codegen=True)
@@ -70,14 +74,15 @@ def compile_cached(func: Any, options: CompileOptions, choice: Any) -> Any:
     _install_cache_hit_filter()
     token = _quiet_cache_hits.set(True)
     try:
-        return tilelang.compile(
-            func,
-            target=choice.tvm_target(),
-            out_idx=options.out_idx,
-            execution_backend=options.execution_backend,
-            pass_configs=options.pass_configs or None,
-            compile_flags=options.compile_flags,
-        )
+        with temporary_files_in(process_scratch()):
+            return tilelang.compile(
+                func,
+                target=choice.tvm_target(),
+                out_idx=options.out_idx,
+                execution_backend=options.execution_backend,
+                pass_configs=options.pass_configs or None,
+                compile_flags=options.compile_flags,
+            )
     finally:
         _quiet_cache_hits.reset(token)
 
