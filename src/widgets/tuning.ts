@@ -8,7 +8,7 @@
  * name asks for the rows in that column's order (`{sort: {column, descending}}`; the kernel sorts every row), and
  * typing in the filter above the rows asks for those it keeps (`{filter}`, read by
  * `tilelab/views/tuning/row_filter.py`); a click on a heat map's cell types the filter of its configs. The filter
- * bar is made once, so a redraw never takes its focus.
+ * bar is made once, so a redraw never takes its focus; a redrawn cell or column name gets it back.
  */
 
 import { Channel } from './channel';
@@ -147,6 +147,7 @@ function filtering(
   if (filter !== null) {
     const again = filter === applied;
     td.classList.add('tl-tuning-cell-filter');
+    td.dataset.focus = `cell ${filter}`;
     td.title = again ? 'show every row again' : `show the rows of ${filter}`;
     activates(td, () => onFilter(again ? '' : filter));
   }
@@ -170,14 +171,18 @@ function pivot(p: IPivot | null, applied: string | null, onFilter: (text: string
   return [h('div', 'tl-tuning-caption tl-tuning-muted', p.caption), table];
 }
 
-/** Clicking a column's name sorts every row by it; clicking it again reverses the order. */
+/** Clicking a column's name (or Enter on it) sorts every row by it; clicking it again reverses the order. */
 function header(r: IRows, k: number, side: string, onSort: (sort: ISort) => void): HTMLElement {
   const column = r.columns[k];
   const now = r.sort !== null && r.sort.column === column ? r.sort : null;
-  const th = h('th', `${side} tl-tuning-sortable`, r.headers[k]);
-  th.title = now ? 'reverse the order' : `sort every row by ${column}`;
+  const sorts = h('button', 'tl-tuning-sort', r.headers[k]);
+  sorts.type = 'button';
+  sorts.title = now ? 'reverse the order' : `sort every row by ${column}`;
+  sorts.dataset.focus = `sort ${column}`;
+  sorts.addEventListener('click', () => onSort({ column, descending: now !== null && !now.descending }));
+  const th = h('th', `${side} tl-tuning-sortable`);
   th.setAttribute('aria-sort', now ? (now.descending ? 'descending' : 'ascending') : 'none');
-  th.addEventListener('click', () => onSort({ column, descending: now !== null && !now.descending }));
+  th.appendChild(sorts);
   return th;
 }
 
@@ -189,6 +194,7 @@ function rows(r: IRows, onSort: (sort: ISort) => void): HTMLElement[] {
   const side = (k: number): string => (r.numeric[k] ? 'tl-num' : '');
   const table = h('table', 'tl-tuning-table');
   table.dataset.tilelab = 'tuning-rows';
+  keepKeys(table); // Enter on a column's name sorts; JupyterLab would take it to edit the notebook's cell
   table.createTHead().insertRow().append(...r.columns.map((_, k) => header(r, k, side(k), onSort)));
   const body = table.createTBody();
   r.cells.forEach((texts, line) => {
@@ -253,8 +259,27 @@ interface IParts {
   rows: HTMLElement;
 }
 
-/** Draw `data` into `parts`, keeping where the rows were scrolled to (to the top when `reordered`). */
+/** What has the focus among the parts' controls a redraw makes again (a heat map's cell, a column's name): its
+ * `data-focus`, or null. */
+function focused(parts: IParts): string | null {
+  const active = document.activeElement;
+  const inside = active instanceof HTMLElement && (parts.top.contains(active) || parts.rows.contains(active));
+  return inside ? (active.dataset.focus ?? null) : null;
+}
+
+/** Give the focus back to the redrawn control that `key` names, if it is still there. */
+function refocus(parts: IParts, key: string | null): void {
+  if (key === null) {
+    return;
+  }
+  const controls = [parts.top, parts.rows].flatMap(part => Array.from(part.querySelectorAll<HTMLElement>('[data-focus]')));
+  controls.find(control => control.dataset.focus === key)?.focus({ preventScroll: true });
+}
+
+/** Draw `data` into `parts`, keeping where the rows were scrolled to (to the top when `reordered`) and which control
+ * had the focus. */
 function draw(parts: IParts, data: ITuningData, onSort: (sort: ISort) => void, reordered: boolean): void {
+  const focus = focused(parts);
   const before = parts.rows.querySelector('.tl-tuning-scroll');
   const [top, left] = before && !reordered ? [before.scrollTop, before.scrollLeft] : [0, 0];
   const search = data.search ? [searchBlock(data.search)] : [];
@@ -269,6 +294,7 @@ function draw(parts: IParts, data: ITuningData, onSort: (sort: ISort) => void, r
     after.scrollTop = top;
     after.scrollLeft = left;
   }
+  refocus(parts, focus);
 }
 
 export function renderTuning(model: IModel, el: HTMLElement): () => void {

@@ -87,15 +87,23 @@ def test_the_tuning_view_reads_in_light_and_dark_themes(lab):
         lab.screenshot("tuning-dark.png")
 
     latencies = "node => [...node.querySelectorAll('tbody tr')].map(tr => tr.cells[4].textContent)"
-    view.query_selector("th:text-is('latency_ms')").click()  # the kernel sends every row in that order
-    view.wait_for_selector("th[aria-sort='ascending']:text-is('latency_ms ▲')")
+    view.query_selector("th button:text-is('latency_ms')").click()  # the kernel sends every row in that order
+    view.wait_for_selector("th[aria-sort='ascending'] button:text-is('latency_ms ▲')")
     sorted_up = view.query_selector("table[data-tilelab='tuning-rows']").evaluate(latencies)
     assert sorted_up[:3] == ["0.200", "0.213", "0.226"]
-    view.query_selector("th:text-is('latency_ms ▲')").click()  # again: the other way
-    view.wait_for_selector("th[aria-sort='descending']:text-is('latency_ms ▼')")
+    view.query_selector("th button:text-is('latency_ms ▲')").click()  # again: the other way
+    view.wait_for_selector("th[aria-sort='descending'] button:text-is('latency_ms ▼')")
     sorted_down = view.query_selector("table[data-tilelab='tuning-rows']").evaluate(latencies)
     assert sorted_down[:2] == ["0.304", "0.291"] and sorted_down[-1] == ""  # the failed config last, either way
     lab.screenshot("tuning-sorted.png")
+    sort_button = "th[aria-sort='{}'] button[data-focus='sort latency_ms']"
+    view.query_selector(sort_button.format("descending")).focus()
+    for order in ("ascending", "descending"):  # by the keyboard: the redrawn column name keeps the focus
+        page.keyboard.press("Enter")
+        view.wait_for_selector(sort_button.format(order))
+        assert page.evaluate("() => document.activeElement.dataset.focus") == "sort latency_ms"
+    assert page.locator(".jp-Notebook.jp-mod-editMode").count() == 0
+    lab.screenshot("tuning-sort-focus.png")
 
     # Typing a filter: the kernel keeps the rows it matches, in the order clicked; JupyterLab's command-mode keys
     # (an "a" adds a cell) stay out of it, and the redraws leave the focus where the user types.
@@ -145,10 +153,12 @@ def test_a_running_sweep_is_redrawn_as_the_registry_announces_its_rows(lab):
     page = lab.page
     view = page.wait_for_selector(f"{VIEW}[data-revision='0']")
     assert "1/4 configs, running…" in view.inner_text()
+    view.query_selector("td[title='show the rows of block_M=64 block_N=64']").focus()  # a keyboard user on the map
 
     run_in_kernel(page, FINISH)
 
     view.wait_for_selector("[data-tilelab='tuning-state']:text-is('done')")
+    assert page.evaluate("() => document.activeElement.title") == "show the rows of block_M=64 block_N=64"  # redrawn
     assert "4/4 configs" in view.inner_text() and view.get_attribute("data-revision") != "0"
     assert view.query_selector("td[data-best='true']").inner_text() == "0.15"
     assert len(view.query_selector_all("table[data-tilelab='tuning-rows'] tbody tr")) == 4
