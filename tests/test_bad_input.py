@@ -257,6 +257,29 @@ def test_explore_of_a_kernel_whose_elaboration_never_returns_stops_at_its_timeou
     assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a killed process nobody has reaped yet does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_explore_past_its_timeout_in_the_compiler_stops_the_compiler_and_what_it_started(tmp_path, monkeypatch):
+    from tune_kernels import scale_add
+
+    compiler = tmp_path / "c++"  # a C++ compiler that never ends, and its cc1plus
+    compiler.write_text(f"#!/bin/sh\necho $$ > {tmp_path}/driver\nsleep 600 &\necho $! > {tmp_path}/child\nwait\n")
+    compiler.chmod(0o755)
+    monkeypatch.setenv("CXX", str(compiler))
+
+    with pytest.raises(KernelCompileError, match="TimeoutError: scale_add did not finish"):
+        tilelab.explore(scale_add, N=1024, block=32, target="c", timeout=5, machine_code=False)
+
+    started = [int((tmp_path / name).read_text()) for name in ("driver", "child")]  # the limit fired in the compiler
+    assert not [pid for pid in started if _running(pid)]
+
+
 SPINNING_CELL = """
 import tilelang
 
