@@ -14,6 +14,7 @@ import pytest
 from cells import gemm_cell
 from htmlcheck import foreign_images, parse
 from IPython.core.error import UsageError
+from python_child import process_ends
 from sample_records import EVIL, sample_record
 
 import tilelab
@@ -257,14 +258,6 @@ def test_explore_of_a_kernel_whose_elaboration_never_returns_stops_at_its_timeou
     assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
-def _running(pid: int) -> bool:
-    """Whether process ``pid`` still runs (a killed process nobody has reaped yet does not)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def test_explore_past_its_timeout_in_the_compiler_stops_the_compiler_and_what_it_started(tmp_path, monkeypatch):
     from tune_kernels import scale_add
 
@@ -277,7 +270,7 @@ def test_explore_past_its_timeout_in_the_compiler_stops_the_compiler_and_what_it
         tilelab.explore(scale_add, N=1024, block=32, target="c", timeout=5, machine_code=False)
 
     started = [int((tmp_path / name).read_text()) for name in ("driver", "child")]  # the limit fired in the compiler
-    assert not [pid for pid in started if _running(pid)]
+    assert all(process_ends(pid) for pid in started)
 
 
 SPINNING_CELL = """

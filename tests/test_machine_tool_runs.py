@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from python_child import process_ends
+from python_child import process_ends, start_python, wait_until
 
 from tilelab.machine.build import build, find_tool, machine_code
 
@@ -63,6 +63,26 @@ def test_a_build_that_times_out_stops_nvcc_with_all_it_started_and_its_temporary
         build(TINY, "sm_90a", tmp_path / "build", line_info=False, timeout=1)
     assert process_ends(int((seen / "pid").read_text()))
     assert (tmp_path / "build" / "tmp" / "tmpxft_0000_kernel.ii").exists()
+
+
+def test_a_killed_notebook_kernel_takes_the_nvcc_of_its_background_build_with_it(fake_nvcc, tmp_path):
+    # The build's nvcc leads a session of its own (above), so the kernel's end does not reach it by itself.
+    seen = fake_nvcc('echo $$ > "$SEEN/nvcc"; sleep 600 & echo $! > "$SEEN/cicc"; wait')
+    (tmp_path / "build").mkdir()
+    kernel = start_python(f"""
+import threading
+from tilelab.machine.build import build
+threading.Thread(target=build, args=({TINY!r}, "sm_90a", {str(tmp_path / "build")!r}), kwargs={{"line_info": False}},
+                 daemon=True).start()
+threading.Event().wait()
+""")
+    try:
+        assert wait_until(lambda: (seen / "cicc").exists())
+    finally:
+        kernel.kill()  # as an out-of-memory kill, or a restart past its grace time
+        kernel.wait()
+
+    assert process_ends(int((seen / "nvcc").read_text())) and process_ends(int((seen / "cicc").read_text()))
 
 
 def test_the_record_of_a_build_that_timed_out_says_so_and_leaves_no_files(fake_nvcc, tmp_path, monkeypatch):

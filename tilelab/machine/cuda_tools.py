@@ -15,7 +15,10 @@ import shutil
 import signal
 import struct
 import subprocess
+import sys
 from pathlib import Path
+
+_TOOL_GUARD = Path(__file__).with_name("tool_guard.py")
 
 
 def run_tool(command: list[str], timeout: float, scratch: Path | None = None) -> subprocess.CompletedProcess:
@@ -26,21 +29,25 @@ def run_tool(command: list[str], timeout: float, scratch: Path | None = None) ->
     interrupted cell (an earlier cell's machine-code build) would die with it ("cicc died due to signal 2"). A
     timeout, or an interrupt of the caller waiting here, stops the tool with all it started: nvcc killed alone
     leaves its cicc compiling on and its ``tmpxft`` files behind, ncu its profiled program on the GPU. Raises
-    ``subprocess.TimeoutExpired`` past ``timeout`` seconds.
+    ``subprocess.TimeoutExpired`` past ``timeout`` seconds. The tool runs under :mod:`tilelab.machine.tool_guard`,
+    which stops it when this process ends first.
     """
     env = None
     if scratch is not None:
         scratch.mkdir(exist_ok=True)
         env = {**os.environ, "TMPDIR": str(scratch)}
+    guarded = [sys.executable, "-I", "-S", str(_TOOL_GUARD), str(os.getpid()), *command]
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
+        guarded, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
     )
     try:
         stdout, stderr = process.communicate(timeout=timeout)
-    except BaseException:
+    except BaseException as stopped:
         with contextlib.suppress(ProcessLookupError):  # all of it has exited already
             os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
+        if isinstance(stopped, subprocess.TimeoutExpired):
+            raise subprocess.TimeoutExpired(command, timeout) from None  # the tool's command, not its guard's
         raise
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
