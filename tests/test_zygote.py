@@ -21,6 +21,7 @@ from python_child import process_ends, wait_until
 from tune_kernels import kernel_module, scale_add
 
 import tilelab
+from tilelab.scratch import process_scratch
 from tilelab.tune import processes
 from tilelab.tune.pool import Worker, session_pool
 from tilelab.tune.processes import Zygote, worker_environment, zygote_for
@@ -143,32 +144,51 @@ def test_a_workers_temporary_files_go_with_it_and_each_compile_clears_the_last_o
     monkeypatch.setenv("TMPDIR", str(temporary))
 
     result = _tune([16, 32, 64], workers=1)
-    kept = [library.name for library in temporary.glob("tilelab-worker-*/*.so")]  # by the worker the pool keeps
+    kept = [library.name for library in temporary.glob("tilelab-worker-*/**/*.so")]  # by the worker the pool keeps
     session_pool().shutdown()
 
     assert [row.status for row in result.rows.values()] == [TuneStatus.OK] * 3
     assert len(kept) == 1  # the last config's
-    assert list(temporary.iterdir()) == []
+    # The notebook's own folder (its compiles' files, removed when it exits) stays, empty: it loaded from the disk cache.
+    assert [path for path in temporary.rglob("*") if path != Path(process_scratch())] == []
 
 
 ORPHAN_SCRIPT = """
-import os, signal, sys
+import os, signal, sys, threading, time
+from pathlib import Path
+sys.path.insert(0, {here!r})
+import tilelab
 from tilelab.tune.pool import Worker
 from tilelab.tune.processes import worker_environment, zygote_for
 from tilelab.tune.worker import read_message
+from orphaned_tool_kernel import runs_a_tool
+
 workers = [Worker() for _ in range(2)]
 pids = [read_message(w.proc.stdout)[1] for w in workers]
 print(zygote_for(worker_environment()).proc.pid, *pids, flush=True)
-os.kill(os.getpid(), signal.SIGKILL)  # no atexit: the zygote and its workers must notice by themselves
+
+def killed_once_the_tool_runs():  # no atexit: the zygote, its workers and their compiles must notice by themselves
+    while not (Path({here!r}) / "tool.pid").exists():
+        time.sleep(0.05)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+threading.Thread(target=killed_once_the_tool_runs, daemon=True).start()
+tilelab.tune(runs_a_tool, block=tilelab.choices([32]), db=":memory:", rebench=0)
 """
 
 
-def test_the_zygote_and_its_workers_end_with_the_interpreter_that_asked_for_them():
-    done = subprocess.run([sys.executable, "-c", ORPHAN_SCRIPT], capture_output=True, text=True, timeout=300)
+def test_the_zygote_its_workers_and_what_their_compiles_started_end_with_the_interpreter_that_asked_for_them(tmp_path):
+    # A compile's nvcc or C compiler runs in its worker's session, which the notebook's end does not reach.
+    body = "import subprocess; (HERE / 'tool.pid').write_text(str(subprocess.Popen(['sleep', '600']).pid)); time.sleep(3600)"
+    kernel_module(tmp_path, "orphaned_tool_kernel", "runs_a_tool", body=f"import time; {body}")
+    script = ORPHAN_SCRIPT.format(here=str(tmp_path))
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     pids = [int(pid) for pid in done.stdout.split()]
 
     assert done.returncode == -signal.SIGKILL and len(pids) == 3, done.stderr[-2000:]
     assert all(process_ends(pid) for pid in pids)
+    assert process_ends(int((tmp_path / "tool.pid").read_text()))
 
 
 # -- where the zygote cannot serve -----------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import os
 import pickle
 import select
 import shutil
+import signal
 import struct
 import sys
 import tempfile
@@ -78,6 +79,8 @@ def _exit_with_parent(parent: int, parent_fd: int | None, scratch: str | None) -
             time.sleep(1.0)
     if scratch:  # nobody else will remove it now
         shutil.rmtree(scratch, ignore_errors=True)
+    if os.getpgrp() == os.getpid():  # it leads its session (it always does): the compilers its compile started go too
+        os.killpg(0, signal.SIGKILL)
     os._exit(1)
 
 
