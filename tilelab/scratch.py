@@ -41,7 +41,7 @@ def scratch(kind: str) -> Iterator[str]:
 
 
 def process_scratch() -> str:
-    """This process's folder ``tilelab-session-PID-XXXXXXXX``, made on first use (again if something removed it) and
+    """This process's folder ``tilelab-process-PID-XXXXXXXX``, made on first use (again if something removed it) and
     removed when the process exits; a killed process's goes when the next process makes one."""
     pid = os.getpid()
     with _lock:
@@ -49,7 +49,7 @@ def process_scratch() -> str:
         if folder is None or not Path(folder).is_dir():
             if pid not in _process_folders:  # once a process: a forked child inherits its parent's handlers, not its pid
                 atexit.register(_remove_process_scratch, pid)
-            folder = _process_folders[pid] = scratch_dir("session")
+            folder = _process_folders[pid] = scratch_dir("process")
     return folder
 
 
