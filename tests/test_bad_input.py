@@ -259,15 +259,20 @@ def test_explore_of_a_kernel_whose_elaboration_never_returns_stops_at_its_timeou
 
 
 def test_explore_past_its_timeout_in_the_compiler_stops_the_compiler_and_what_it_started(tmp_path, monkeypatch):
+    from tilelang.contrib.cc import get_cplus_compiler
     from tune_kernels import scale_add
 
     compiler = tmp_path / "c++"  # a C++ compiler that never ends, and its cc1plus
     compiler.write_text(f"#!/bin/sh\necho $$ > {tmp_path}/driver\nsleep 600 &\necho $! > {tmp_path}/child\nwait\n")
     compiler.chmod(0o755)
     monkeypatch.setenv("CXX", str(compiler))
+    get_cplus_compiler.cache_clear()  # TileLang looks its compiler up once a process
 
-    with pytest.raises(KernelCompileError, match="TimeoutError: scale_add did not finish"):
-        tilelab.explore(scale_add, N=1024, block=32, target="c", timeout=5, machine_code=False)
+    try:
+        with pytest.raises(KernelCompileError, match="TimeoutError: scale_add did not finish"):
+            tilelab.explore(scale_add, N=1024, block=32, target="c", timeout=5, machine_code=False)
+    finally:
+        get_cplus_compiler.cache_clear()  # the next compile looks again, once CXX is the test runner's again
 
     started = [int((tmp_path / name).read_text()) for name in ("driver", "child")]  # the limit fired in the compiler
     assert all(process_ends(pid) for pid in started)
