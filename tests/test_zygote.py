@@ -179,8 +179,8 @@ tilelab.tune(runs_a_tool, block=tilelab.choices([32]), db=":memory:", rebench=0)
 
 def test_the_zygote_its_workers_and_what_their_compiles_started_end_with_the_interpreter_that_asked_for_them(tmp_path):
     # A compile's nvcc or C compiler runs in its worker's session, which the notebook's end does not reach.
-    body = "import subprocess; (HERE / 'tool.pid').write_text(str(subprocess.Popen(['sleep', '600']).pid)); time.sleep(3600)"
-    kernel_module(tmp_path, "orphaned_tool_kernel", "runs_a_tool", body=f"import time; {body}")
+    body = "import subprocess, time; (HERE / 'tool.pid').write_text(str(subprocess.Popen(['sleep', '600']).pid)); time.sleep(3600)"
+    kernel_module(tmp_path, "orphaned_tool_kernel", "runs_a_tool", body=body)
     script = ORPHAN_SCRIPT.format(here=str(tmp_path))
 
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
